@@ -1,0 +1,76 @@
+"""Every buffer webclient keeps has a ceiling. This module names them, with the reasons.
+
+All ceilings count *characters* (code points of decoded text), never bytes, so the trip point is a
+property of the text and does not depend on how the bytes were chunked. Each is checked at a
+deterministic point: the SSE ceilings on every complete line and on the pending partial line after
+each ``feed``; the route ceilings when a delta is appended. A trip ends the attempt as
+``buffer_limit`` with a stage naming the ceiling; events completed before the trip are still
+delivered.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ._errors import UsageError
+
+# One SSE line, complete or still pending. Bounds a peer that never sends a line terminator (the
+# "slowloris line"). An LLM delta line is a few hundred characters; a whole tool call or a
+# Gemini inline image part in one ``data:`` line can reach a few MiB. Precedents: h11 16 KiB
+# for a header block; aiohttp 128 KiB (old) / 512 KiB (new) per line; sseclient-py's
+# ``max_event_size`` 1 MiB; eventsource-parser and the official SDKs: unbounded.
+DEFAULT_MAX_LINE_CHARS = 4 * 1024 * 1024
+
+# The data buffer of one event that has not been dispatched yet (the joined ``data:`` lines).
+# Bounds a peer that sends data lines forever without the blank line that dispatches them.
+# Twice the line ceiling so a legitimate event of one maximal line plus a few more still fits.
+# Precedents: undici ``maxEventSize`` (data bytes only), eventsource-parser ``maxBufferSize``.
+DEFAULT_MAX_EVENT_CHARS = 8 * 1024 * 1024
+
+# Accumulated text of one choice / content block / output item. Bounds a stream that never stops
+# sending deltas. 16 Mi characters is far above any model's output limit (the largest documented
+# max output is ~128k tokens, roughly 0.5 Mi characters) while staying a bounded memory cost.
+DEFAULT_MAX_TEXT_CHARS = 16 * 1024 * 1024
+
+# Accumulated input (JSON text) of one tool call. Tool arguments are small structured objects;
+# 1 Mi characters leaves room for a tool that takes a document while bounding a runaway call.
+DEFAULT_MAX_TOOL_INPUT_CHARS = 1024 * 1024
+
+# Tool calls in one response. Parallel tool calling yields a handful; 128 matches OpenAI's
+# documented maximum number of tools per request.
+DEFAULT_MAX_TOOL_CALLS = 128
+
+# Choices, content blocks or output items in one response (keys of the accumulators). Bounds a
+# stream that invents a new index per delta.
+DEFAULT_MAX_BLOCKS = 1024
+
+# Digits in a ``retry`` value before ``int()`` is attempted. CPython refuses ``int()`` on more
+# than 4300 digits; 16 digits is already beyond any useful reconnection time in milliseconds.
+MAX_RETRY_DIGITS = 16
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """The ceilings of one attempt. Every field must be a positive integer."""
+
+    #: Characters in one SSE line, excluding its terminator (stage ``"line"``).
+    max_line_chars: int = DEFAULT_MAX_LINE_CHARS
+    #: Characters in the data buffer of one pending event (stage ``"event"``).
+    max_event_chars: int = DEFAULT_MAX_EVENT_CHARS
+    #: Characters of accumulated text per choice/block/item (stage ``"text"``).
+    max_text_chars: int = DEFAULT_MAX_TEXT_CHARS
+    #: Characters of accumulated tool input per call (stage ``"tool_input"``).
+    max_tool_input_chars: int = DEFAULT_MAX_TOOL_INPUT_CHARS
+    #: Tool calls per response (stage ``"tool_calls"``).
+    max_tool_calls: int = DEFAULT_MAX_TOOL_CALLS
+    #: Choices/blocks/items per response (stage ``"blocks"``).
+    max_blocks: int = DEFAULT_MAX_BLOCKS
+
+    def __post_init__(self) -> None:
+        for name in self.__slots__:
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise UsageError(f"limit {name} must be a positive integer")
+
+
+DEFAULT_LIMITS = Limits()

@@ -1,0 +1,112 @@
+"""Layers 1 + 2 composed: response bytes in, complete SSE events out.
+
+``EventStreamParser`` owns exactly one :class:`~webclient.UTF8Decoder` and one
+:class:`~webclient.SSEParser` for the life of one response, so neither a split character nor a
+split line can depend on where the transport cut the bytes. It is the single place where the two
+layers' failures are ordered: the text decoded before an invalid byte is parsed first (it may
+itself trip a ceiling, which then wins, being earlier in the stream), and only then is the decode
+failure recorded. The first failure in stream order is final.
+"""
+
+from __future__ import annotations
+
+from ._errors import UsageError
+from ._events import SSEItem
+from ._limits import DEFAULT_LIMITS, Limits
+from ._outcome import Failure
+from ._sse import SSEParser
+from ._utf8 import UTF8Decoder, Utf8Errors
+
+
+class EventStreamParser:
+    """``feed(bytes) -> list[SSEEvent | RetryField]`` and ``close() -> list[...]`` for one response.
+
+    Never raises for bad input; :attr:`failure` holds the first ``decode_error`` or
+    ``buffer_limit``. ``feed`` after ``close()`` or after a failure raises ``UsageError``.
+    """
+
+    __slots__ = ("_closed", "chunk_count", "decoder", "failure", "parser")
+
+    def __init__(self, limits: Limits = DEFAULT_LIMITS, utf8_errors: Utf8Errors = "strict") -> None:
+        #: The persistent decoder (layer 1).
+        self.decoder = UTF8Decoder(utf8_errors)
+        #: The persistent SSE parser (layer 2).
+        self.parser = SSEParser(limits)
+        #: Non-empty transport chunks fed so far.
+        self.chunk_count = 0
+        #: The first failure in stream order, else ``None``.
+        self.failure: Failure | None = None
+        self._closed = False
+
+    def feed(self, data: bytes) -> list[SSEItem]:
+        """Feed one transport chunk; return the events it completes, in stream order."""
+        if self._closed or self.failure is not None:
+            raise UsageError("feed() after close() or after a failure")
+        if not data:
+            return []
+        self.chunk_count += 1
+        text = self.decoder.feed(data)
+        items = self.parser.feed(text) if text else []
+        self.failure = self.parser.failure or self.decoder.failure
+        return items
+
+    def close(self) -> list[SSEItem]:
+        """Signal EOF: flush the decoder (a cut character becomes U+FFFD in replace mode, which
+        can only land in a line that is then discarded) and close the parser. Returns ``[]`` in
+        practice, since nothing dispatches at EOF, but callers should treat it like ``feed``."""
+        if self._closed:
+            raise UsageError("close() called twice")
+        self._closed = True
+        if self.failure is not None:
+            return []
+        items: list[SSEItem] = []
+        text = self.decoder.close()
+        if text:
+            items = self.parser.feed(text)
+            self.failure = self.parser.failure
+        self.parser.close()
+        return items
+
+    # -- state the session and telemetry read --------------------------------------------------
+
+    @property
+    def bytes_received(self) -> int:
+        """Bytes fed so far."""
+        return self.decoder.bytes_received
+
+    @property
+    def chars_decoded(self) -> int:
+        """Characters the decoder produced so far."""
+        return self.decoder.chars_decoded
+
+    @property
+    def events_dispatched(self) -> int:
+        """Complete SSE events dispatched so far."""
+        return self.parser.events_dispatched
+
+    @property
+    def pending_bytes(self) -> int:
+        """Bytes of an unfinished UTF-8 character (before close), or whether one was cut (after)."""
+        if self._closed:
+            return int(self.decoder.cut_inside_character)
+        return self.decoder.pending_bytes
+
+    @property
+    def pending_line_chars(self) -> int:
+        """Characters of the unfinished line."""
+        return self.parser.pending_line_chars
+
+    @property
+    def pending_event_chars(self) -> int:
+        """Characters in the data buffer of the undispatched event."""
+        return self.parser.pending_event_chars
+
+    @property
+    def ended_cleanly(self) -> bool:
+        """After ``close()``: no decoder bytes, no partial line and no pending event were left."""
+        return (
+            self._closed
+            and not self.decoder.cut_inside_character
+            and self.parser.pending_line_chars == 0
+            and not self.parser.has_pending_event
+        )

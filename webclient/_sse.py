@@ -1,0 +1,243 @@
+"""Layer 2: the WHATWG event-stream parser, text in, events out.
+
+This is the HTML Living Standard's "Parsing an event stream" and "Interpreting an event stream"
+(§9.2.5-9.2.6), implemented literally, with two additions: ceilings on the two buffered surfaces
+(the pending partial line and the pending event's data buffer), and counters for what it ignored.
+
+Line splitting
+    Lines end at CRLF, a lone LF or a lone CR. A CR that ends one ``feed`` already terminates its
+    line (spec: "block buffering ... can cause delays in event dispatch"); the parser only
+    remembers to swallow one LF if the next ``feed`` starts with it. Within one ``feed`` the text
+    is normalised to LF with two C-level ``str.replace`` calls, which is exact: ``\\r\\n`` pairs
+    are fully visible inside the chunk and a lone CR maps to LF. ``str.splitlines`` is never used:
+    U+2028, U+0085, VT and FF are ordinary data characters.
+
+Linear time
+    A partial line is kept as a list of fragments with a running length and joined once, when its
+    terminator arrives (eventsource-parser's fix for O(N²) re-joining). ``work`` counts the
+    characters the parser has scanned and joined so tests can prove it stays linear.
+
+Ceilings (checked so the trip point never depends on chunking)
+    ``max_line_chars``: every complete line is checked before it is interpreted, and the pending
+    partial line after each ``feed``. A line longer than the ceiling trips whether it arrives whole
+    or one character at a time, because its prefix grows past the ceiling either way.
+    ``max_event_chars``: the data buffer (values plus their LFs) after each ``data`` line.
+    A trip records ``Failure(BUFFER_LIMIT, "line" | "event")``; events dispatched earlier in the
+    same ``feed`` are still returned, and the parser accepts no more input.
+"""
+
+from __future__ import annotations
+
+from ._errors import UsageError
+from ._events import RetryField, SSEEvent, SSEItem
+from ._limits import DEFAULT_LIMITS, MAX_RETRY_DIGITS, Limits
+from ._outcome import Failure, Outcome
+
+_new_event = SSEEvent._make
+_ASCII_DIGITS = frozenset("0123456789")
+
+
+class SSEParser:
+    """Incremental WHATWG SSE parser: ``feed(text) -> list[SSEEvent | RetryField]``, ``close()``.
+
+    One instance per response. It never raises for bad input: a ceiling trip sets :attr:`failure`
+    and ends consumption. ``feed`` after :meth:`close` or after a failure raises
+    :class:`~webclient.UsageError`.
+    """
+
+    __slots__ = (
+        "_bom_pending",
+        "_closed",
+        "_data",
+        "_data_len",
+        "_event_type",
+        "_id_buffer",
+        "_line_len",
+        "_line_parts",
+        "_max_event",
+        "_max_line",
+        "_skip_lf",
+        "comment_lines",
+        "events_dispatched",
+        "failure",
+        "ids_ignored",
+        "last_event_id",
+        "retries_rejected",
+        "retry",
+        "unknown_fields",
+        "work",
+    )
+
+    def __init__(self, limits: Limits = DEFAULT_LIMITS) -> None:
+        self._max_line = limits.max_line_chars
+        self._max_event = limits.max_event_chars
+        self._closed = False
+        # "strips one leading BOM": armed until the first non-empty text arrives, so an empty
+        # first feed does not spend it.
+        self._bom_pending = True
+        # The previous feed ended with CR: one LF at the start of the next feed belongs to it.
+        self._skip_lf = False
+        # Pending partial line as fragments (joined once at its terminator) and its length.
+        self._line_parts: list[str] = []
+        self._line_len = 0
+        # The data buffer as a list of values; its WHATWG length (values + one LF each).
+        self._data: list[str] = []
+        self._data_len = 0
+        self._event_type = ""
+        self._id_buffer = ""
+        #: The last event ID string (set at each dispatch from the last event ID buffer).
+        self.last_event_id = ""
+        #: The reconnection time from the last accepted ``retry`` field, else ``None``.
+        self.retry: int | None = None
+        #: Events dispatched so far.
+        self.events_dispatched = 0
+        #: Comment lines seen (lines starting with ``:``).
+        self.comment_lines = 0
+        #: Field lines with a name other than data/event/id/retry (ignored by the spec).
+        self.unknown_fields = 0
+        #: ``id`` fields ignored because their value contained NUL.
+        self.ids_ignored = 0
+        #: ``retry`` fields ignored because their value was not 1-16 ASCII digits.
+        self.retries_rejected = 0
+        #: Characters scanned plus characters re-joined: a linear-time witness for tests.
+        self.work = 0
+        #: The ``buffer_limit`` failure once a ceiling tripped, else ``None``.
+        self.failure: Failure | None = None
+
+    # -- read-only state -------------------------------------------------------------------
+
+    @property
+    def pending_line_chars(self) -> int:
+        """Characters of the unfinished line held for the next ``feed``."""
+        return self._line_len
+
+    @property
+    def pending_event_chars(self) -> int:
+        """Characters in the data buffer of the event not yet dispatched."""
+        return self._data_len
+
+    @property
+    def has_pending_event(self) -> bool:
+        """True when field lines were seen since the last dispatch that a blank line would act on
+        (data lines or an event type)."""
+        return bool(self._data) or bool(self._event_type)
+
+    # -- input -----------------------------------------------------------------------------
+
+    def feed(self, text: str) -> list[SSEItem]:
+        """Parse the next piece of decoded text; return the events and retry fields it completes,
+        in stream order. On a ceiling trip, returns what was completed before it."""
+        if self._closed or self.failure is not None:
+            raise UsageError("feed() after close() or after a buffer_limit failure")
+        if not text:
+            return []
+        if self._bom_pending:
+            self._bom_pending = False
+            if text[0] == "\ufeff":
+                text = text[1:]
+        if self._skip_lf:
+            self._skip_lf = False
+            if text[:1] == "\n":
+                text = text[1:]
+        self.work += len(text)
+        if "\r" in text:
+            if text[-1] == "\r":
+                self._skip_lf = True
+            text = text.replace("\r\n", "\n").replace("\r", "\n")
+        lines = text.split("\n")
+        tail = lines.pop()
+        out: list[SSEItem] = []
+        if lines:
+            if self._line_parts:
+                self._line_parts.append(lines[0])
+                lines[0] = "".join(self._line_parts)
+                self.work += len(lines[0])
+                self._line_parts = []
+                self._line_len = 0
+            self._process(lines, out)
+            if self.failure is not None:
+                return out
+        if tail:
+            self._line_parts.append(tail)
+            self._line_len += len(tail)
+            if self._line_len > self._max_line:
+                self.failure = Failure(Outcome.BUFFER_LIMIT, "line")
+        return out
+
+    def close(self) -> list[SSEItem]:
+        """Signal EOF. Per spec, a pending partial line and a pending event are discarded (their
+        sizes stay readable in :attr:`pending_line_chars` / :attr:`pending_event_chars`).
+        Returns ``[]``: nothing is ever dispatched at EOF."""
+        if self._closed:
+            raise UsageError("close() called twice")
+        self._closed = True
+        return []
+
+    # -- interpretation --------------------------------------------------------------------
+
+    def _process(self, lines: list[str], out: list[SSEItem]) -> None:
+        max_line = self._max_line
+        data = self._data
+        append = out.append
+        for line in lines:
+            if not line:
+                # Empty line: dispatch the event.
+                if data:
+                    self.last_event_id = self._id_buffer
+                    append(_new_event((self._event_type or "message", "\n".join(data), self._id_buffer)))
+                    self.events_dispatched += 1
+                    data.clear()
+                    self._data_len = 0
+                else:
+                    # "If the data buffer is an empty string, set the data buffer and the event
+                    # type buffer to the empty string and return." The ID string is still set.
+                    self.last_event_id = self._id_buffer
+                self._event_type = ""
+                continue
+            if len(line) > max_line:
+                self.failure = Failure(Outcome.BUFFER_LIMIT, "line")
+                return
+            if line[0] == ":":
+                self.comment_lines += 1
+                continue
+            if line.startswith("data:"):
+                # Fast path for the overwhelmingly common field.
+                value = line[6:] if line[5:6] == " " else line[5:]
+            else:
+                colon = line.find(":")
+                if colon < 0:
+                    name, value = line, ""
+                else:
+                    name = line[:colon]
+                    value = line[colon + 2 :] if line[colon + 1 : colon + 2] == " " else line[colon + 1 :]
+                if name != "data":
+                    self._field(name, value, out)
+                    continue
+            self._data_len += len(value) + 1
+            if self._data_len > self._max_event:
+                self.failure = Failure(Outcome.BUFFER_LIMIT, "event")
+                return
+            data.append(value)
+
+    def _field(self, name: str, value: str, out: list[SSEItem]) -> None:
+        if name == "event":
+            self._event_type = value
+        elif name == "id":
+            # "If the field value does not contain U+0000 NULL, then set the last event ID buffer
+            # to the field value. Otherwise, ignore the field."
+            if "\x00" in value:
+                self.ids_ignored += 1
+            else:
+                self._id_buffer = value
+        elif name == "retry":
+            # "If the field value consists of only ASCII digits, then interpret the field value as
+            # an integer in base ten ... Otherwise, ignore the field." (str.isdigit and int()
+            # accept far more; the length cap keeps int() away from its 4300-digit refusal.)
+            if value and len(value) <= MAX_RETRY_DIGITS and _ASCII_DIGITS.issuperset(value):
+                self.retry = int(value)
+                out.append(RetryField(self.retry))
+            else:
+                self.retries_rejected += 1
+        else:
+            # "Otherwise: The field is ignored." (names are compared literally: "Data" is unknown)
+            self.unknown_fields += 1

@@ -1,0 +1,118 @@
+"""Layer 1: one persistent incremental UTF-8 decoder per response.
+
+A network read is a transport chunk, not a unit of text: a multi-byte character may be split
+across reads. One decoder instance lives as long as the response and carries the unfinished bytes
+from one ``feed`` to the next, so a split character decodes exactly as if it had arrived whole.
+
+Two error modes:
+
+``"strict"`` (default)
+    The first invalid byte ends the stream as ``decode_error``. ``feed`` returns the valid text
+    before it (so the layers above see exactly the text preceding the fault, whatever the
+    chunking) and records a :class:`~webclient.Failure` with the stream byte offset of the
+    invalid sequence. No content appears in the failure.
+``"replace"``
+    The WHATWG "UTF-8 decode": each maximal invalid subpart becomes U+FFFD; never fatal.
+
+The BOM is *not* handled here: it is a property of the event stream (stripped once, at stream
+start, by the SSE parser), and leaving it to the parser keeps this layer's byte and character
+counts exact.
+
+At ``close()`` unfinished bytes mean the stream was cut inside a character: ``cut_inside_character``
+reports it (the session classifies that as ``truncated``). In ``"replace"`` mode ``close()``
+returns U+FFFD for them, as WHATWG does.
+"""
+
+from __future__ import annotations
+
+import codecs
+from typing import Literal
+
+from ._errors import UsageError
+from ._outcome import Failure, Outcome
+
+Utf8Errors = Literal["strict", "replace"]
+
+
+class UTF8Decoder:
+    """Incremental UTF-8 decoder with exact byte accounting.
+
+    ``feed(data) -> str`` and ``close() -> str``; after a strict-mode failure or ``close()``,
+    further calls raise :class:`~webclient.UsageError`.
+    """
+
+    __slots__ = (
+        "_closed",
+        "_decode",
+        "_decoder",
+        "bytes_received",
+        "chars_decoded",
+        "cut_inside_character",
+        "errors",
+        "failure",
+    )
+
+    def __init__(self, errors: Utf8Errors = "strict") -> None:
+        if errors not in ("strict", "replace"):
+            raise UsageError("errors must be 'strict' or 'replace'")
+        #: The error mode this decoder was built with.
+        self.errors: Utf8Errors = errors
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors=errors)
+        self._decode = self._decoder.decode
+        self._closed = False
+        #: Total bytes passed to ``feed``.
+        self.bytes_received = 0
+        #: Total characters returned so far.
+        self.chars_decoded = 0
+        #: Set at ``close()`` when bytes of an unfinished character were pending.
+        self.cut_inside_character = False
+        #: The ``decode_error`` failure (strict mode only), else ``None``.
+        self.failure: Failure | None = None
+
+    @property
+    def pending_bytes(self) -> int:
+        """Bytes of an unfinished character held for the next ``feed`` (0 to 3)."""
+        return len(self._decoder.getstate()[0])
+
+    def feed(self, data: bytes) -> str:
+        """Decode one transport chunk; return the text it completes (possibly ``""``).
+
+        In strict mode an invalid sequence makes this return the valid text before it and sets
+        :attr:`failure`; the decoder is then finished.
+        """
+        if self._closed or self.failure is not None:
+            raise UsageError("feed() after close() or after a decode failure")
+        try:
+            text = self._decode(data)
+        except UnicodeDecodeError as exc:
+            text = self._fail(exc, len(data))
+        self.bytes_received += len(data)
+        self.chars_decoded += len(text)
+        return text
+
+    def close(self) -> str:
+        """Signal EOF. Returns what the final flush produces (U+FFFD for a cut character in
+        replace mode, ``""`` otherwise) and sets :attr:`cut_inside_character`."""
+        if self._closed:
+            raise UsageError("close() called twice")
+        self._closed = True
+        if self.failure is not None:
+            return ""
+        pending = self._decoder.getstate()[0]
+        self.cut_inside_character = bool(pending)
+        if not pending:
+            return ""
+        if self.errors == "strict":
+            return ""
+        text = self._decode(b"", True)
+        self.chars_decoded += len(text)
+        return text
+
+    def _fail(self, exc: UnicodeDecodeError, chunk_len: int) -> str:
+        # ``exc.object`` is the decoder's internal buffer: the bytes held from earlier feeds
+        # followed by this chunk. Everything before ``exc.start`` is valid UTF-8.
+        buffered = exc.object
+        held = len(buffered) - chunk_len
+        stream_offset = self.bytes_received - held + exc.start
+        self.failure = Failure(Outcome.DECODE_ERROR, "utf8", stream_offset)
+        return bytes(buffered[: exc.start]).decode("utf-8")
