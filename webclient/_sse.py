@@ -23,7 +23,8 @@ Ceilings (checked so the trip point never depends on chunking)
     or one character at a time, because its prefix grows past the ceiling either way.
     ``max_event_chars``: the data buffer (values plus their LFs) after each ``data`` line.
     A trip records ``Failure(BUFFER_LIMIT, "line" | "event")``; events dispatched earlier in the
-    same ``feed`` are still returned, and the parser accepts no more input.
+    same ``feed`` are still returned, the over-long line is dropped (so the pending counts at a
+    trip are the same for every chunking), and the parser accepts no more input.
 """
 
 from __future__ import annotations
@@ -161,6 +162,10 @@ class SSEParser:
             self._line_parts.append(tail)
             self._line_len += len(tail)
             if self._line_len > self._max_line:
+                # Drop the line the ceiling bounded: how far past the ceiling it got depends on
+                # the chunking, and a trip must not.
+                self._line_parts = []
+                self._line_len = 0
                 self.failure = Failure(Outcome.BUFFER_LIMIT, "line")
         return out
 

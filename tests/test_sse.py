@@ -1,0 +1,285 @@
+"""Layer 2: the WHATWG SSE parser (through the bytes pipeline), its ceilings and its cost."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.helpers import assert_chunking_invariant
+from webclient import DEFAULT_LIMITS, EventStreamParser, Limits, Outcome, RetryField, SSEEvent, SSEParser, UsageError
+
+
+def M(data: str, last_event_id: str = "", type: str = "message") -> SSEEvent:
+    return SSEEvent(type, data, last_event_id)
+
+
+def parse(chunks: list[bytes], limits: Limits = DEFAULT_LIMITS, errors: str = "replace") -> dict[str, Any]:
+    """Everything observable about one run, for invariance comparisons."""
+    stream = EventStreamParser(limits, utf8_errors=errors)  # type: ignore[arg-type]
+    items = []
+    for chunk in chunks:
+        items.extend(stream.feed(chunk))
+        if stream.failure is not None:
+            break
+    else:
+        items.extend(stream.close())
+    p = stream.parser
+    return {
+        "items": items,
+        "failure": stream.failure,
+        "events": p.events_dispatched,
+        "comments": p.comment_lines,
+        "unknown": p.unknown_fields,
+        "ids_ignored": p.ids_ignored,
+        "retries_rejected": p.retries_rejected,
+        "last_event_id": p.last_event_id,
+        "pending_line": stream.pending_line_chars,
+        "pending_event": stream.pending_event_chars,
+        "clean": stream.ended_cleanly,
+    }
+
+
+def items_of(data: bytes, **kw: Any) -> list[object]:
+    return assert_chunking_invariant(lambda c: parse(c, **kw), data)["items"]
+
+
+X = "x" * 2048
+
+# (id, input bytes, expected items). Cases named format-* port web-platform-tests
+# eventsource/format-*.any.js; their server (resources/message.py) sends
+# message + ("\n\n" unless newline=none) + "\n".
+CONFORMANCE = [
+    ("format-bom", "\ufeffdata:1\n\n\ufeffdata:2\n\ndata:3\n\n\n".encode(), [M("1"), M("3")]),
+    ("format-bom-2", "\ufeff\ufeffdata:1\n\ndata:2\n\ndata:3\n\n\n".encode(), [M("2"), M("3")]),
+    ("format-bom-utf-16", b"\xfe\xffdata:1\n\ndata:2\n\ndata:3\n\n\n", [M("2"), M("3")]),
+    (
+        "format-comments",
+        f"data:1\r:\0\n:\r\ndata:2\n:{X}\rdata:3\n:data:fail\r:{X}\ndata:4\n\n".encode(),
+        [M("1\n2\n3\n4")],
+    ),
+    (
+        "format-data-before-final-empty-line",
+        b"retry:1000\ndata:test1\n\nid:test\ndata:test2\n",
+        [RetryField(1000), M("test1")],
+    ),
+    ("format-field-data", b"data:\n\ndata\ndata\n\ndata:test\n\n\n", [M(""), M("\n"), M("test")]),
+    ("format-field-event", b"event:test\ndata:x\n\ndata:x\n\n\n", [M("x", type="test"), M("x")]),
+    ("format-field-event-empty", b"event: \ndata:data\n\n\n", [M("data")]),
+    ("format-field-id", b"id: 1\ndata: a\n\nid\ndata: b\n\n\n", [M("a", "1"), M("b", "")]),
+    ("format-field-id-2", b"id:1\ndata:a\n\ndata:b\n\n\n", [M("a", "1"), M("b", "1")]),
+    ("format-field-id-null", b"id: x\ndata: a\n\nid: 1\x002\ndata: b\n\n\n", [M("a", "x"), M("b", "x")]),
+    (
+        "format-field-parsing",
+        b"data:\0\ndata:  2\rData:1\ndata\0:2\ndata:1\r\0data:4\nda-ta:3\rdata_5\ndata:3\rdata:\r\n data:32\ndata:4\n\n",
+        [M("\0\n 2\n1\n3\n\n4")],
+    ),
+    ("format-field-retry", b"retry:03000\ndata:x\n\n\n", [RetryField(3000), M("x")]),
+    ("format-field-retry-bogus", b"retry:3000\nretry:1000x\ndata:x\n\n\n", [RetryField(3000), M("x")]),
+    ("format-field-retry-empty", b"retry\ndata:test\n\n\n", [M("test")]),
+    (
+        "format-field-unknown",
+        b"data:test\n data\ndata\nfoobar:xxx\njustsometext\n:thisisacommentyay\ndata:test\n\n\n",
+        [M("test\n\ntest")],
+    ),
+    ("format-leading-space", b"data:\ttest\rdata: \ndata:test\n\n\n", [M("\ttest\n\ntest")]),
+    ("format-newlines", b"data:test\r\ndata\ndata:test\r\n\r\n", [M("test\n\ntest")]),
+    ("format-null-character", b"data:\0\n\n\n", [M("\0")]),
+    ("format-utf-8", "data:ok\u2026\n\n\n".encode(), [M("ok\u2026")]),
+    # Own cases, each a rule from sse-rules.md.
+    ("cr-cr-lf-lf-is-three-terminators", b"data:a\r\r\n\ndata:b\n\n", [M("a"), M("b")]),
+    ("unicode-separators-are-data", "data: a\u2028b\x85c\x0bd\x0ce\x1cf\u2029\n\n".encode(),
+     [M("a\u2028b\x85c\x0bd\x0ce\x1cf\u2029")]),
+    ("meta-only-blocks-fire-nothing-but-reset-type-and-set-id",
+     b"event: x\n\nid: 3\n\nretry: 7\n\n: c\n\ndata: y\n\n", [RetryField(7), M("y", "3")]),
+    ("empty-event-resets-an-earlier-event-in-block", b"event: a\nevent:\ndata: z\n\n", [M("z")]),
+    ("one-trailing-lf-removed", b"data\ndata\n\n", [M("\n")]),
+    ("lone-cr-at-eof-dispatches", b"data: x\n\r", [M("x")]),
+    ("field-names-are-case-sensitive", b"Data: x\nDATA: y\ndata: z\n\n", [M("z")]),
+    ("exactly-one-space-removed", b"data:  two\n\n", [M(" two")]),
+    ("tab-is-not-stripped", b"data:\tt\n\n", [M("\tt")]),
+    ("colon-in-value-kept", b"data: a: b:c\n\n", [M("a: b:c")]),
+    ("value-without-space", b"event:e\ndata:d\n\n", [M("d", type="e")]),
+    ("eof-discards-pending-event", b"data: x\n\ndata: y\n", [M("x")]),
+    ("eof-discards-partial-line", b"data: x\n\ndata: y", [M("x")]),
+    ("last-event-id-persists", b"id: 1\ndata: a\n\ndata: b\n\n", [M("a", "1"), M("b", "1")]),
+    ("id-applies-to-its-own-event", b"data: a\nid: 2\n\n", [M("a", "2")]),
+    ("mid-stream-bom-makes-an-unknown-field", "data: a\n\n\ufeffdata: b\n\n".encode(), [M("a")]),
+    ("retry-leading-zeros-decimal", b"retry: 0010\n", [RetryField(10)]),
+    ("retry-signs-spaces-underscores-rejected", b"retry: +5\nretry:  5\nretry: 1_0\nretry: -1\nretry: 5 \n", []),
+    ("retry-non-ascii-digits-rejected", "retry: \u0663\nretry: \u00b2\nretry: \uff11\n".encode(), []),
+    ("retry-too-many-digits-rejected", b"retry: " + b"9" * 17 + b"\nretry: " + b"9" * 16 + b"\n",
+     [RetryField(int("9" * 16))]),
+    ("retry-applies-before-dispatch-even-if-block-is-cut", b"data: a\nretry: 42\n", [RetryField(42)]),
+    ("data-line-without-value-appends-empty-line", b"data\n\n", [M("")]),
+    ("many-blank-lines-dispatch-once", b"data: a\n\n\n\n\r\n\r\rdata: b\n\n", [M("a"), M("b")]),
+    ("invalid-utf8-replaced-in-data", b"data: a\xffb\n\n", [M("a\ufffdb")]),
+]
+
+
+@pytest.mark.parametrize(("data", "expected"), [pytest.param(d, e, id=i) for i, d, e in CONFORMANCE])
+def test_conformance_case_parses_identically_under_every_chunking(data: bytes, expected: list[object]) -> None:
+    assert items_of(data) == expected
+
+
+def test_counters_report_what_the_parser_ignored() -> None:
+    data = b": c1\n:c2\nfoo: bar\nData: x\nid: a\x00b\nretry: x\ndata: ok\n\n"
+    result = assert_chunking_invariant(parse, data)
+    assert result["items"] == [M("ok")]
+    assert (result["comments"], result["unknown"], result["ids_ignored"], result["retries_rejected"]) == (2, 2, 1, 1)
+
+
+def test_pending_state_at_eof_is_reported_not_dispatched() -> None:
+    result = assert_chunking_invariant(parse, b"data: ab\ndata: c")
+    assert result["items"] == []
+    assert (result["pending_line"], result["pending_event"], result["clean"]) == (7, 3, False)
+
+
+def test_a_complete_stream_ends_cleanly() -> None:
+    assert assert_chunking_invariant(parse, b"data: a\n\n: bye\n")["clean"] is True
+
+
+def test_an_event_type_without_blank_line_is_pending_at_eof() -> None:
+    assert assert_chunking_invariant(parse, b"data: a\n\nevent: x\n")["clean"] is False
+
+
+def test_a_character_cut_at_eof_is_not_a_clean_end() -> None:
+    result = assert_chunking_invariant(lambda c: parse(c, errors="strict"), b"data: a\n\n\xe2\x82")
+    assert (result["items"], result["failure"], result["clean"]) == ([M("a")], None, False)
+
+
+def test_a_cr_ending_a_chunk_terminates_its_line_at_once() -> None:
+    stream = EventStreamParser()
+    assert stream.feed(b"data: x\r") == []
+    assert stream.feed(b"\r") == [M("x")]  # no wait for a possible LF
+    assert stream.feed(b"\ndata: y\r\n\r\n") == [M("y")]  # the LF after the CR is not a blank line
+
+
+def test_crlf_split_across_chunks_is_one_terminator() -> None:
+    stream = EventStreamParser()
+    assert stream.feed(b"data: a\r") == []
+    assert stream.feed(b"\n") == []
+    assert stream.feed(b"data: b\r\n\r\n") == [M("a\nb")]
+
+
+def test_a_bom_split_across_three_chunks_is_stripped() -> None:
+    stream = EventStreamParser()
+    for part in (b"\xef", b"\xbb", b"\xbf", b"data: a\n\n"):
+        items = stream.feed(part)
+    assert items == [M("a")]
+
+
+def test_an_empty_first_feed_does_not_spend_the_bom() -> None:
+    parser = SSEParser()
+    assert parser.feed("") == []
+    assert parser.feed("\ufeffdata: a\n\n") == [M("a")]
+
+
+# -- ceilings ------------------------------------------------------------------------------
+
+LINE_LIMIT = Limits(max_line_chars=20)
+
+
+@pytest.mark.parametrize("length", [19, 20])
+def test_a_line_at_or_under_the_line_ceiling_passes(length: int) -> None:
+    value = "v" * (length - 6)
+    data = f"data: {value}\n\n".encode()
+    result = assert_chunking_invariant(lambda c: parse(c, limits=LINE_LIMIT), data)
+    assert result["items"] == [M(value)] and result["failure"] is None
+
+
+def test_a_line_over_the_ceiling_trips_wherever_the_chunks_end() -> None:
+    data = b"data: ok\n\n" + b"data: " + b"v" * 15 + b"\n\ndata: never\n\n"
+    result = assert_chunking_invariant(lambda c: parse(c, limits=LINE_LIMIT), data)
+    assert result["items"] == [M("ok")]
+    assert result["failure"] is not None
+    assert (result["failure"].outcome, result["failure"].stage) == (Outcome.BUFFER_LIMIT, "line")
+
+
+def test_an_unterminated_line_over_the_ceiling_trips_before_eof() -> None:
+    result = assert_chunking_invariant(lambda c: parse(c, limits=LINE_LIMIT), b": " + b"c" * 19)
+    assert result["failure"] is not None and result["failure"].stage == "line"
+
+
+def test_a_comment_line_counts_against_the_line_ceiling() -> None:
+    result = assert_chunking_invariant(lambda c: parse(c, limits=LINE_LIMIT), b":" + b"c" * 20 + b"\n")
+    assert result["failure"] is not None and result["failure"].stage == "line"
+
+
+EVENT_LIMIT = Limits(max_line_chars=100, max_event_chars=10)
+
+
+def test_an_event_data_buffer_at_the_ceiling_passes() -> None:
+    # "abcd\n" + "efgh\n" = 10 characters of data buffer.
+    result = assert_chunking_invariant(lambda c: parse(c, limits=EVENT_LIMIT), b"data: abcd\ndata: efgh\n\n")
+    assert result["items"] == [M("abcd\nefgh")] and result["failure"] is None
+
+
+def test_an_event_data_buffer_over_the_ceiling_trips_after_earlier_events() -> None:
+    data = b"data: 1\n\ndata: abcd\ndata: efghi\n\n"
+    result = assert_chunking_invariant(lambda c: parse(c, limits=EVENT_LIMIT), data)
+    assert result["items"] == [M("1")]
+    assert result["failure"] is not None
+    assert (result["failure"].outcome, result["failure"].stage) == (Outcome.BUFFER_LIMIT, "event")
+
+
+def test_an_invalid_byte_before_an_overlong_line_is_a_decode_error() -> None:
+    data = b"data: a\n\n\xff" + b"v" * 40 + b"\n"
+    result = assert_chunking_invariant(lambda c: parse(c, limits=LINE_LIMIT, errors="strict"), data)
+    assert result["items"] == [M("a")]
+    assert result["failure"] is not None and result["failure"].outcome is Outcome.DECODE_ERROR
+
+
+def test_an_overlong_line_before_an_invalid_byte_is_a_buffer_limit() -> None:
+    data = b"data: a\n\n" + b"v" * 40 + b"\xff\n"
+    result = assert_chunking_invariant(lambda c: parse(c, limits=LINE_LIMIT, errors="strict"), data)
+    assert result["items"] == [M("a")]
+    assert result["failure"] is not None and result["failure"].stage == "line"
+
+
+def test_feed_after_a_limit_trip_is_a_usage_error() -> None:
+    stream = EventStreamParser(LINE_LIMIT)
+    stream.feed(b"x" * 50)
+    assert stream.failure is not None
+    with pytest.raises(UsageError):
+        stream.feed(b"\n")
+
+
+def test_feed_after_close_is_a_usage_error() -> None:
+    stream = EventStreamParser()
+    stream.close()
+    with pytest.raises(UsageError):
+        stream.feed(b"data: x\n\n")
+    with pytest.raises(UsageError):
+        stream.close()
+
+
+def test_limits_must_be_positive_integers() -> None:
+    with pytest.raises(UsageError):
+        Limits(max_line_chars=0)
+    with pytest.raises(UsageError):
+        Limits(max_event_chars=True)
+
+
+# -- linear time ---------------------------------------------------------------------------
+
+
+def test_a_one_mebibyte_line_fed_one_byte_at_a_time_is_not_rejoined() -> None:
+    size = 1024 * 1024
+    stream = EventStreamParser()
+    stream.feed(b"data: ")
+    for _ in range(size):
+        stream.feed(b"v")
+    items = stream.feed(b"\n\n")
+    assert items[0].data == "v" * size  # type: ignore[union-attr]
+    # Each character is scanned once when fed and copied once when the line is joined:
+    # a quadratic re-join would be ~size**2 / 2.
+    assert stream.parser.work <= 2 * (size + 8) + 8
+
+
+def test_many_data_lines_in_one_event_are_joined_once() -> None:
+    lines = 100_000
+    stream = EventStreamParser()
+    items = stream.feed(b"data: x\n" * lines + b"\n")
+    assert items == [M("\n".join(["x"] * lines))]
+    assert stream.parser.work <= 9 * lines + 1

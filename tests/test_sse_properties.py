@@ -1,0 +1,79 @@
+"""Property tests: the parser agrees with a naive spec oracle on generated streams, under any
+chunking, and never raises on arbitrary bytes."""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.helpers import assert_chunking_invariant
+from tests.sse_reference import reference_parse
+from webclient import EventStreamParser, Limits
+
+NAMES = st.sampled_from(["data", "event", "id", "retry", "Data", "foo", "", "data ", "\ufeffdata"])
+VALUES = st.text(alphabet=st.sampled_from(list("ab :\x00\u2028\x85\u00e9\U0001f600\t0123456789\ufeff")), max_size=8)
+EOLS = st.sampled_from(["\n", "\r", "\r\n"])
+
+
+@st.composite
+def lines(draw: st.DrawFn) -> str:
+    kind = draw(st.sampled_from(["field", "field", "field", "bare", "comment", "blank"]))
+    eol = draw(EOLS)
+    if kind == "blank":
+        return eol
+    if kind == "comment":
+        return ":" + draw(VALUES) + eol
+    if kind == "bare":
+        return draw(NAMES) + eol
+    sep = draw(st.sampled_from([":", ": ", ":  "]))
+    return draw(NAMES) + sep + draw(VALUES) + eol
+
+
+@st.composite
+def streams(draw: st.DrawFn) -> bytes:
+    text = "".join(draw(st.lists(lines(), max_size=25)))
+    if draw(st.booleans()):
+        text = "\ufeff" + text
+    data = text.encode()
+    if draw(st.booleans()):  # sprinkle invalid bytes
+        pos = draw(st.integers(0, len(data)))
+        data = data[:pos] + draw(st.sampled_from([b"\xff", b"\xe2\x82", b"\xc0"])) + data[pos:]
+    return data
+
+
+def run(chunks: list[bytes]) -> list[object]:
+    stream = EventStreamParser(utf8_errors="replace")
+    out = []
+    for chunk in chunks:
+        out.extend(stream.feed(chunk))
+    out.extend(stream.close())
+    assert stream.failure is None
+    return out
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=streams())
+def test_parser_matches_the_spec_oracle_under_any_chunking(data: bytes) -> None:
+    assert_chunking_invariant(run, data, expected=reference_parse(data), random_count=5)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.binary(max_size=200), max_line=st.integers(1, 40), max_event=st.integers(1, 40),
+       strict=st.booleans())
+def test_arbitrary_bytes_never_raise_and_trip_identically_under_any_chunking(
+    data: bytes, max_line: int, max_event: int, strict: bool
+) -> None:
+    limits = Limits(max_line_chars=max_line, max_event_chars=max_event)
+
+    def go(chunks: list[bytes]) -> tuple[list[object], object, int, int]:
+        stream = EventStreamParser(limits, utf8_errors="strict" if strict else "replace")
+        out: list[object] = []
+        for chunk in chunks:
+            out.extend(stream.feed(chunk))
+            if stream.failure is not None:
+                break
+        else:
+            out.extend(stream.close())
+        return out, stream.failure, stream.pending_line_chars, stream.pending_event_chars
+
+    assert_chunking_invariant(go, data, random_count=5)
