@@ -33,6 +33,8 @@ from ._outcome import Failure, Outcome
 
 Utf8Errors = Literal["strict", "replace"]
 
+_utf_8_decode = codecs.utf_8_decode
+
 
 class UTF8Decoder:
     """Incremental UTF-8 decoder with exact byte accounting.
@@ -43,8 +45,7 @@ class UTF8Decoder:
 
     __slots__ = (
         "_closed",
-        "_decode",
-        "_decoder",
+        "_pending",
         "bytes_received",
         "chars_decoded",
         "cut_inside_character",
@@ -57,8 +58,10 @@ class UTF8Decoder:
             raise UsageError("errors must be 'strict' or 'replace'")
         #: The error mode this decoder was built with.
         self.errors: Utf8Errors = errors
-        self._decoder = codecs.getincrementaldecoder("utf-8")(errors=errors)
-        self._decode = self._decoder.decode
+        # The codec's own incremental wrapper is a Python frame per call; holding the unfinished
+        # bytes here and calling the C ``utf_8_decode`` directly does the same job with exact
+        # byte accounting.
+        self._pending = b""
         self._closed = False
         #: Total bytes passed to ``feed``.
         self.bytes_received = 0
@@ -72,7 +75,7 @@ class UTF8Decoder:
     @property
     def pending_bytes(self) -> int:
         """Bytes of an unfinished character held for the next ``feed`` (0 to 3)."""
-        return len(self._decoder.getstate()[0])
+        return len(self._pending)
 
     def feed(self, data: bytes) -> str:
         """Decode one transport chunk; return the text it completes (possibly ``""``).
@@ -82,10 +85,13 @@ class UTF8Decoder:
         """
         if self._closed or self.failure is not None:
             raise UsageError("feed() after close() or after a decode failure")
+        buffered = self._pending + data if self._pending else data
         try:
-            text = self._decode(data)
+            text, consumed = _utf_8_decode(buffered, self.errors, False)
         except UnicodeDecodeError as exc:
-            text = self._fail(exc, len(data))
+            text = self._fail(exc, buffered, len(data))
+        else:
+            self._pending = buffered[consumed:]
         self.bytes_received += len(data)
         self.chars_decoded += len(text)
         return text
@@ -98,20 +104,18 @@ class UTF8Decoder:
         self._closed = True
         if self.failure is not None:
             return ""
-        pending = self._decoder.getstate()[0]
+        pending = self._pending
         self.cut_inside_character = bool(pending)
-        if not pending:
+        if not pending or self.errors == "strict":
             return ""
-        if self.errors == "strict":
-            return ""
-        text = self._decode(b"", True)
+        text = _utf_8_decode(pending, "replace", True)[0]
         self.chars_decoded += len(text)
         return text
 
-    def _fail(self, exc: UnicodeDecodeError, chunk_len: int) -> str:
-        # ``exc.object`` is the decoder's internal buffer: the bytes held from earlier feeds
-        # followed by this chunk. Everything before ``exc.start`` is valid UTF-8.
-        buffered = exc.object
+    def _fail(self, exc: UnicodeDecodeError, buffered: bytes, chunk_len: int) -> str:
+        # ``buffered`` is the bytes held from earlier feeds followed by this chunk. Everything
+        # before ``exc.start`` is valid UTF-8.
+        self._pending = b""
         held = len(buffered) - chunk_len
         stream_offset = self.bytes_received - held + exc.start
         self.failure = Failure(Outcome.DECODE_ERROR, "utf8", stream_offset)

@@ -1,0 +1,420 @@
+"""Pinned, offline Pyodide tooling for webclient (stdlib only; run it with the project venv's python).
+
+    python build_scripts/pyodide_tools.py fetch            npm runtime + pinned PyPI wheels -> build/
+    python build_scripts/pyodide_tools.py wheel            build our wheel from the tree -> build/dist/
+    python build_scripts/pyodide_tools.py site [DIR]       static dir: DIR/pyodide/ + DIR/wheels/ (+ custom lock)
+    python build_scripts/pyodide_tools.py test [ARGS...]   run tests/ inside Pyodide under Node; ARGS go to pytest
+
+Everything lands under ``<repo>/build/`` (gitignored) except the ``site`` directory you name:
+
+    build/node/                   copy of build_scripts/package*.json + node_modules/ (``npm ci``)
+    build/pyodide-wheels/         the pure-Python wheels of PINNED_WHEELS, checked against their sha256
+    build/dist/                   webclient-<version>-py3-none-any.whl, rebuilt on every ``wheel``/``test``
+
+Only ``fetch`` needs the network (the npm and PyPI registries; never a CDN). It is idempotent: the npm step
+is skipped while ``build/node/.fetch-stamp.json`` matches the package files and the sha256 of every runtime
+file it recorded, and a wheel is downloaded only if its file is missing or its sha256 differs from the pin.
+``test`` and ``site`` call ``fetch`` first, so once fetched everything works offline.
+
+Exit status: ``test`` returns pytest's own exit code (0 passed, 1 failed, 5 no tests, ...) from inside
+Pyodide; the harness itself exits 70 when it cannot set Pyodide up. Tool errors exit 2 with one line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+SCRIPTS = REPO / "build_scripts"
+BUILD = REPO / "build"
+NODE_DIR = BUILD / "node"
+PYODIDE_PKG = NODE_DIR / "node_modules" / "pyodide"
+WHEELS_DIR = BUILD / "pyodide-wheels"
+DIST_DIR = BUILD / "dist"
+HARNESS = SCRIPTS / "run_tests_in_pyodide.mjs"
+FETCH_STAMP = NODE_DIR / ".fetch-stamp.json"
+
+#: npm ``pyodide`` version; build_scripts/package.json pins the same string exactly.
+PYODIDE_VERSION = "314.0.7"
+#: The CPython version inside that Pyodide: the ``--python-version`` for ``pip download``.
+PYODIDE_PYTHON = "3.14"
+#: Build backend used for our wheel; the same pin as ``[build-system] requires`` in pyproject.toml.
+HATCHLING_VERSION = "1.33.0"
+#: Oldest Node whose ``--experimental-wasm-stack-switching`` (JSPI) Pyodide 314 accepts (pyodide-notes §1.3).
+MIN_NODE_MAJOR = 20
+
+#: Files of the npm package needed at run time (pyodide-notes §3.3); pyodide.js only if the package has it.
+RUNTIME_FILES = ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json")
+OPTIONAL_RUNTIME_FILES = ("pyodide.js",)
+
+
+@dataclass(frozen=True)
+class PinnedWheel:
+    """One pure-Python wheel from PyPI, pinned by version and by the sha256 of the exact file."""
+
+    name: str
+    version: str
+    file_name: str
+    sha256: str
+    #: "test": installed for the in-Pyodide test run; "site": served by the static site (micropip).
+    role: str
+
+
+#: Every wheel we take from PyPI for Pyodide. pytest 9.0.3 and its pure deps (pytest-pyodide broke on 9.2,
+#: notes §4.1; we do not use it, but keep the host and Pyodide pytest identical). hypothesis 6.155.2 needs only
+#: sortedcontainers (attrs is no longer a dependency). micropip 0.11.1 vendors packaging and depends on
+#: nothing. Versions match the host venv so the same tests run under the same pytest/hypothesis on both.
+PINNED_WHEELS: tuple[PinnedWheel, ...] = (
+    PinnedWheel("pytest", "9.0.3", "pytest-9.0.3-py3-none-any.whl",
+                "2c5efc453d45394fdd706ade797c0a81091eccd1d6e4bccfcd476e2b8e0ab5d9", "test"),
+    PinnedWheel("pluggy", "1.7.0", "pluggy-1.7.0-py3-none-any.whl",
+                "7dd7b0d8832ba3cb632c306926ded123429211b83641b35dc5c41ad2d34f9bec", "test"),
+    PinnedWheel("iniconfig", "2.3.1", "iniconfig-2.3.1-py3-none-any.whl",
+                "9121e2c1fdb355232495be3194c8dfe87ccc2d5dee45947b78e68f499790d7a7", "test"),
+    PinnedWheel("packaging", "26.4", "packaging-26.4-py3-none-any.whl",
+                "81383611a09c1bc0b08b76e0fd5829d7c6824c65b27a6aee339da133f4233ea2", "test"),
+    PinnedWheel("pygments", "2.21.0", "pygments-2.21.0-py3-none-any.whl",
+                "2363c69b61c4a97c838da3b130dcd6468f4848992b21a82f2a63ec34377137d9", "test"),
+    PinnedWheel("hypothesis", "6.155.2", "hypothesis-6.155.2-py3-none-any.whl",
+                "c85ce6dcd630a90ce501f1d1dd1bc84b97f5649ca8a27e134c8cbf5aa480b1a5", "test"),
+    PinnedWheel("sortedcontainers", "2.4.0", "sortedcontainers-2.4.0-py2.py3-none-any.whl",
+                "a163dcaede0f1c021485e957a39245190e74249897e2ae4b2aa38595db237ee0", "test"),
+    PinnedWheel("micropip", "0.11.1", "micropip-0.11.1-py3-none-any.whl",
+                "768de165adb8e66906039d8fec4127a57f522dfdf8e6fbff877a4616941ecfd3", "site"),
+)
+
+#: Lock entry fields for a wheel the npm lock does not know (our own); the loader needs all of them.
+_LOCK_ENTRY_TEMPLATE = {"depends": [], "install_dir": "site", "package_type": "package",
+                        "tool": {}, "unvendored_tests": False}
+
+
+class ToolError(Exception):
+    """A step cannot go on (missing tool, failed download, checksum mismatch); the message says which."""
+
+
+def log(message: str) -> None:
+    """Progress line on stderr, so stdout carries only the test harness's pytest output."""
+    print(f"[pyodide-tools] {message}", file=sys.stderr, flush=True)
+
+
+def sha256_of(path: Path) -> str:
+    """Hex sha256 of a file, read in 1 MiB blocks."""
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def run(cmd: Sequence[str | Path], *, cwd: Path | None = None) -> None:
+    """Run a command with inherited output; raise ToolError with the command name on a nonzero exit."""
+    rc = subprocess.call([str(c) for c in cmd], cwd=cwd)
+    if rc != 0:
+        raise ToolError(f"{Path(str(cmd[0])).name} {cmd[1] if len(cmd) > 1 else ''} exited with {rc}")
+
+
+def copy_if_changed(src: Path, dst: Path) -> bool:
+    """Copy ``src`` to ``dst`` unless ``dst`` already has the same sha256; return True if it copied."""
+    if dst.is_file() and sha256_of(dst) == sha256_of(src):
+        return False
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    tmp = dst.with_name(dst.name + ".tmp")
+    shutil.copyfile(src, tmp)
+    os.replace(tmp, dst)
+    return True
+
+
+def write_if_changed(path: Path, data: bytes) -> bool:
+    """Write ``data`` to ``path`` atomically unless the file already holds exactly these bytes."""
+    if path.is_file() and path.read_bytes() == data:
+        return False
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
+    return True
+
+
+# --------------------------------------------------------------------------------------------- fetch
+
+
+def node_executable() -> str:
+    """Path of ``node`` ($NODE or PATH), checked to be at least MIN_NODE_MAJOR."""
+    node = os.environ.get("NODE") or shutil.which("node")
+    if not node:
+        raise ToolError("node not found on PATH (Node >= 20 is required)")
+    version = subprocess.run([node, "--version"], capture_output=True, text=True, check=False).stdout.strip()
+    match = re.match(r"v(\d+)\.", version)
+    if not match or int(match.group(1)) < MIN_NODE_MAJOR:
+        raise ToolError(f"node {version or '?'} is too old; Node >= {MIN_NODE_MAJOR} is required")
+    return node
+
+
+def _runtime_file_hashes() -> dict[str, str]:
+    """sha256 of each runtime file present in the installed npm package."""
+    names = [n for n in RUNTIME_FILES + OPTIONAL_RUNTIME_FILES if (PYODIDE_PKG / n).is_file()]
+    return {n: sha256_of(PYODIDE_PKG / n) for n in names}
+
+
+def _npm_inputs() -> dict[str, str]:
+    """sha256 of the package files the install is derived from."""
+    return {n: sha256_of(SCRIPTS / n) for n in ("package.json", "package-lock.json") if (SCRIPTS / n).is_file()}
+
+
+def _npm_up_to_date() -> bool:
+    """True if the stamp matches the package files and every recorded runtime file still has its sha256."""
+    try:
+        stamp = json.loads(FETCH_STAMP.read_text())
+    except (OSError, ValueError):
+        return False
+    if stamp.get("inputs") != _npm_inputs() or stamp.get("pyodide") != PYODIDE_VERSION:
+        return False
+    files = stamp.get("files", {})
+    if not set(RUNTIME_FILES) <= set(files):
+        return False
+    return all((PYODIDE_PKG / n).is_file() and sha256_of(PYODIDE_PKG / n) == h for n, h in files.items())
+
+
+def fetch_npm() -> None:
+    """``npm ci`` the pinned packages into build/node/ unless the stamp shows they are already there."""
+    if _npm_up_to_date():
+        log(f"npm: pyodide@{PYODIDE_VERSION} already installed in {NODE_DIR.relative_to(REPO)} (checksums ok)")
+        return
+    node_executable()
+    npm = shutil.which("npm")
+    if not npm:
+        raise ToolError("npm not found on PATH")
+    NODE_DIR.mkdir(parents=True, exist_ok=True)
+    FETCH_STAMP.unlink(missing_ok=True)
+    shutil.copyfile(SCRIPTS / "package.json", NODE_DIR / "package.json")
+    quiet = ["--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error"]
+    if (SCRIPTS / "package-lock.json").is_file():
+        shutil.copyfile(SCRIPTS / "package-lock.json", NODE_DIR / "package-lock.json")
+        log(f"npm: npm ci in {NODE_DIR.relative_to(REPO)}")
+        run([npm, "ci", *quiet], cwd=NODE_DIR)
+    else:
+        (NODE_DIR / "package-lock.json").unlink(missing_ok=True)
+        log(f"npm: no package-lock.json yet; npm install in {NODE_DIR.relative_to(REPO)}")
+        run([npm, "install", *quiet], cwd=NODE_DIR)
+        shutil.copyfile(NODE_DIR / "package-lock.json", SCRIPTS / "package-lock.json")
+        log("npm: wrote build_scripts/package-lock.json (commit it)")
+    installed = json.loads((PYODIDE_PKG / "package.json").read_text()).get("version")
+    if installed != PYODIDE_VERSION:
+        raise ToolError(f"npm installed pyodide {installed}, expected {PYODIDE_VERSION}")
+    files = _runtime_file_hashes()
+    missing = set(RUNTIME_FILES) - set(files)
+    if missing:
+        raise ToolError(f"npm package pyodide lacks runtime files: {sorted(missing)}")
+    stamp = {"pyodide": PYODIDE_VERSION, "inputs": _npm_inputs(), "files": files}
+    FETCH_STAMP.write_text(json.dumps(stamp, indent=2, sort_keys=True) + "\n")
+    log(f"npm: installed pyodide@{PYODIDE_VERSION}")
+
+
+def fetch_wheels() -> None:
+    """Download every pinned wheel whose file is missing or has the wrong sha256 (pip --require-hashes)."""
+    WHEELS_DIR.mkdir(parents=True, exist_ok=True)
+    wanted = {w.file_name for w in PINNED_WHEELS}
+    for stale in WHEELS_DIR.glob("*.whl"):
+        if stale.name not in wanted:
+            stale.unlink()
+    todo = [w for w in PINNED_WHEELS
+            if not (WHEELS_DIR / w.file_name).is_file() or sha256_of(WHEELS_DIR / w.file_name) != w.sha256]
+    if not todo:
+        log(f"wheels: {len(PINNED_WHEELS)} pinned wheels present in {WHEELS_DIR.relative_to(REPO)} (checksums ok)")
+        return
+    for w in todo:
+        (WHEELS_DIR / w.file_name).unlink(missing_ok=True)
+    log(f"wheels: downloading {', '.join(f'{w.name}=={w.version}' for w in todo)}")
+    with tempfile.TemporaryDirectory(prefix="pyodide-wheels-") as tmp:
+        requirements = Path(tmp) / "requirements.txt"
+        requirements.write_text("".join(f"{w.name}=={w.version} --hash=sha256:{w.sha256}\n" for w in todo))
+        run([sys.executable, "-m", "pip", "download", "--quiet", "--disable-pip-version-check",
+             "--no-deps", "--only-binary=:all:", "--python-version", PYODIDE_PYTHON,
+             "--require-hashes", "-r", requirements, "-d", WHEELS_DIR])
+    for w in todo:
+        path = WHEELS_DIR / w.file_name
+        if not path.is_file():
+            raise ToolError(f"pip download did not produce {w.file_name}")
+        if sha256_of(path) != w.sha256:
+            path.unlink()
+            raise ToolError(f"{w.file_name}: sha256 differs from the pin")
+    log(f"wheels: {len(todo)} downloaded and verified")
+
+
+def cmd_fetch() -> None:
+    """Both fetch steps; the only step that may use the network."""
+    fetch_npm()
+    fetch_wheels()
+
+
+# --------------------------------------------------------------------------------------------- wheel
+
+
+_BUILD_WHEEL = """
+import importlib.metadata, sys
+from hatchling.build import build_wheel
+have = importlib.metadata.version("hatchling")
+if have != sys.argv[2]:
+    sys.exit(f"hatchling {have} is installed; the build is pinned to hatchling=={sys.argv[2]}")
+print(build_wheel(sys.argv[1]))
+"""
+
+
+def cmd_wheel() -> Path:
+    """Build webclient's wheel from the working tree with hatchling's API; replace any older wheel."""
+    DIST_DIR.mkdir(parents=True, exist_ok=True)
+    BUILD.mkdir(exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="wheel-", dir=BUILD) as tmp:
+        proc = subprocess.run([sys.executable, "-c", _BUILD_WHEEL, tmp, HATCHLING_VERSION], cwd=REPO,
+                              capture_output=True, text=True, check=False)
+        if proc.returncode != 0:
+            sys.stderr.write(proc.stderr)
+            hint = "" if "hatchling" in proc.stderr else " (is the venv set up? build_scripts/setup_env.sh)"
+            raise ToolError(f"wheel build failed{hint}")
+        built = Path(tmp) / proc.stdout.strip().splitlines()[-1]
+        for old in DIST_DIR.glob("webclient-*.whl"):
+            if old.name != built.name:
+                old.unlink()
+        target = DIST_DIR / built.name
+        os.replace(built, target)
+    log(f"wheel: {target.relative_to(REPO)} ({target.stat().st_size} B, sha256 {sha256_of(target)[:12]})")
+    return target
+
+
+# --------------------------------------------------------------------------------------------- site
+
+
+def _lock_entry(npm_lock: dict[str, object], wheel: Path) -> tuple[str, dict[str, object]]:
+    """(key, entry) for one served wheel: the npm lock's entry if it has one, with file/version/sha256 redone."""
+    name, version = wheel.name.split("-")[:2]
+    key = name.lower().replace("_", "-")
+    packages = npm_lock.get("packages", {})
+    known = packages.get(key) if isinstance(packages, dict) else None
+    entry: dict[str, object] = dict(known) if isinstance(known, dict) else \
+        {"name": key, "imports": [name.lower()], **_LOCK_ENTRY_TEMPLATE}
+    entry.update(file_name=wheel.name, version=version, sha256=sha256_of(wheel))
+    return key, entry
+
+
+def cmd_site(site_dir: Path) -> None:
+    """Assemble DIR/pyodide/ (runtime files), DIR/wheels/ (our wheel + micropip) and DIR/wheels/pyodide-lock.json."""
+    cmd_fetch()
+    ours = cmd_wheel()
+    runtime = site_dir / "pyodide"
+    wheels = site_dir / "wheels"
+    names = [n for n in RUNTIME_FILES + OPTIONAL_RUNTIME_FILES if (PYODIDE_PKG / n).is_file()]
+    copied = sum(copy_if_changed(PYODIDE_PKG / n, runtime / n) for n in names)
+    served = [ours] + [WHEELS_DIR / w.file_name for w in PINNED_WHEELS if w.role == "site"]
+    for stale in wheels.glob("*.whl") if wheels.is_dir() else ():
+        if stale.name not in {p.name for p in served}:
+            stale.unlink()
+    copied += sum(copy_if_changed(p, wheels / p.name) for p in served)
+    npm_lock = json.loads((PYODIDE_PKG / "pyodide-lock.json").read_text())
+    lock = {"info": npm_lock["info"], "packages": dict(_lock_entry(npm_lock, wheels / p.name) for p in served)}
+    changed = write_if_changed(wheels / "pyodide-lock.json",
+                               (json.dumps(lock, indent=2, sort_keys=True) + "\n").encode())
+    log(f"site: {site_dir} ({len(names)} runtime files, {len(served)} wheels; "
+        f"{copied} file(s) copied, lock {'written' if changed else 'unchanged'})")
+
+
+# --------------------------------------------------------------------------------------------- test
+
+
+def jspi_flags(node: str) -> list[str]:
+    """Node flags that give WebAssembly stack switching (JSPI), needed by ``asyncio.run`` inside Pyodide."""
+    probe = "process.exit(WebAssembly.Suspending || WebAssembly.Suspender ? 0 : 3)"
+    for flags in ([], ["--experimental-wasm-stack-switching"], ["--experimental-wasm-jspi"]):
+        proc = subprocess.run([node, *flags, "-e", probe], capture_output=True, check=False)
+        if proc.returncode == 0:
+            return flags
+    log("test: this node has no JSPI; tests calling asyncio.run will fail inside Pyodide")
+    return []
+
+
+def split_test_args(argv: Sequence[str]) -> tuple[argparse.Namespace, list[str]]:
+    """Tool options for ``test`` (before an optional ``--``); everything else is passed to pytest."""
+    parser = argparse.ArgumentParser(prog="pyodide_tools.py test", add_help=False)
+    parser.add_argument("--tests-dir", type=Path, default=REPO / "tests")
+    argv = list(argv)
+    head, tail = (argv[: argv.index("--")], argv[argv.index("--") + 1 :]) if "--" in argv else (argv, [])
+    options, rest = parser.parse_known_args(head)
+    return options, rest + tail
+
+
+def cmd_test(argv: Sequence[str]) -> int:
+    """fetch + wheel, then run pytest inside Pyodide under Node; return pytest's exit code."""
+    options, pytest_args = split_test_args(argv)
+    tests_dir = options.tests_dir.resolve()
+    if not tests_dir.is_dir():
+        raise ToolError(f"tests dir {tests_dir} does not exist")
+    cmd_fetch()
+    ours = cmd_wheel()
+    node = node_executable()
+    wheels = [WHEELS_DIR / w.file_name for w in PINNED_WHEELS if w.role == "test"] + [ours]
+    cmd: list[str | Path] = [node, *jspi_flags(node), HARNESS, "--pyodide", PYODIDE_PKG]
+    for wheel in wheels:
+        cmd += ["--wheel", wheel]
+    # tests/ at /proj/tests; <repo>/../shared at /shared, i.e. Path(__file__).resolve().parents[1].parent / "shared"
+    cmd += ["--mount", f"{tests_dir}:/proj/tests", "--file", f"{REPO / 'pyproject.toml'}:/proj/pyproject.toml"]
+    shared = REPO.parent / "shared"
+    if shared.is_dir():
+        cmd += ["--mount", f"{shared.resolve()}:/shared"]
+    # No .pytest_cache: it would only live in Pyodide's in-memory FS and die with the run.
+    cmd += ["--cwd", "/proj", "--", "-p", "no:cacheprovider", *(pytest_args or ["tests", "-q"])]
+    log(f"test: node {HARNESS.relative_to(REPO)} (pytest {' '.join(pytest_args) or 'tests -q'})")
+    started = time.perf_counter()
+    rc = subprocess.call([str(c) for c in cmd])
+    log(f"test: harness exited {rc} after {time.perf_counter() - started:.1f} s")
+    return rc
+
+
+# --------------------------------------------------------------------------------------------- main
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Dispatch one subcommand; return its exit code."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = argparse.ArgumentParser(prog="pyodide_tools.py", description=__doc__.splitlines()[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter,
+                                     epilog="\n".join(__doc__.splitlines()[1:7]))
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    sub.add_parser("fetch", help="npm ci the pinned runtime; download the pinned wheels")
+    sub.add_parser("wheel", help="build our wheel from the tree into build/dist/")
+    site = sub.add_parser("site", help="assemble a static dir with the runtime, wheels and a custom lock")
+    site.add_argument("dir", nargs="?", type=Path, default=BUILD / "site")
+    sub.add_parser("test", help="run tests/ inside Pyodide; extra args go to pytest", add_help=False)
+    if argv[:1] == ["test"]:  # pytest options must not be parsed by argparse
+        command, rest = "test", argv[1:]
+    else:
+        command, rest = parser.parse_args(argv).command, []
+    started = time.perf_counter()
+    try:
+        if command == "fetch":
+            cmd_fetch()
+        elif command == "wheel":
+            cmd_wheel()
+        elif command == "site":
+            cmd_site(parser.parse_args(argv).dir.resolve())
+        else:
+            return cmd_test(rest)
+    except ToolError as exc:
+        log(f"error: {exc}")
+        return 2
+    log(f"{command}: done in {time.perf_counter() - started:.1f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

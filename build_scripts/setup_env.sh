@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Set up a fresh clone (developer machine or CI, root or not); safe to run again: every step is skipped or a
+# no-op when already done.
+#
+#   1. <repo>/.venv from the machine's python3 (>= 3.11), unless it exists;
+#   2. pinned hatchling (our build backend) + editables + the project editable with extras test,bench,httpx,demo
+#      + the Python playwright package (pinned; it drives the system Chromium via executable_path);
+#   3. build_scripts/pyodide_tools.py fetch: npm runtime (pyodide 314.0.7) + pinned wheels into build/;
+#   4. Debian chromium, only if /usr/bin/chromium is missing and we are root.
+# Never runs `playwright install` (no browser downloads). Network is needed only on the first run.
+set -euo pipefail
+
+HATCHLING_VERSION="1.33.0"     # same pin as [build-system] in pyproject.toml
+EDITABLES_VERSION="0.6"        # hatchling's editable-install helper
+PLAYWRIGHT_VERSION="1.65.2"    # measured with Chromium 156 in docs/pyodide-notes.md
+EXTRAS="test,bench,httpx,demo"
+
+REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+VENV="$REPO/.venv"
+PY="$VENV/bin/python"
+say() { printf '[setup] %s\n' "$*"; }
+
+if [[ ! -x "$PY" ]]; then
+    PYTHON3="${PYTHON3:-python3}"
+    command -v "$PYTHON3" >/dev/null || { say "python3 not found"; exit 1; }
+    "$PYTHON3" -c 'import sys; sys.exit(sys.version_info < (3, 11))' \
+        || { say "$("$PYTHON3" -V) is too old; need >= 3.11"; exit 1; }
+    say "creating .venv with $("$PYTHON3" -V)"
+    "$PYTHON3" -m venv "$VENV"
+else
+    say ".venv exists ($("$PY" -V))"
+fi
+
+PIP=("$PY" -m pip --disable-pip-version-check --quiet)
+say "installing hatchling==$HATCHLING_VERSION, -e .[$EXTRAS], playwright==$PLAYWRIGHT_VERSION"
+"${PIP[@]}" install "hatchling==$HATCHLING_VERSION" "editables==$EDITABLES_VERSION"
+# No build isolation: the editable build uses the pinned hatchling just installed (pyodide_tools.py wheel too).
+"${PIP[@]}" install --no-build-isolation -e "$REPO[$EXTRAS]" "playwright==$PLAYWRIGHT_VERSION"
+
+say "fetching the pinned Pyodide runtime and wheels"
+"$PY" "$REPO/build_scripts/pyodide_tools.py" fetch
+
+if [[ -x /usr/bin/chromium ]]; then
+    say "chromium present (/usr/bin/chromium)"
+elif [[ "$(id -u)" -eq 0 ]] && command -v apt-get >/dev/null; then
+    say "installing Debian chromium"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq chromium >/dev/null
+    say "chromium installed: $(/usr/bin/chromium --version 2>/dev/null | tail -n 1)"
+else
+    say "WARNING: /usr/bin/chromium missing and not root: browser tests will fail (install Debian 'chromium')"
+fi
+say "done"

@@ -1,0 +1,207 @@
+"""Tool calls: inert input buffers, the state machine that gates them, and caller validation.
+
+State machine (the only transitions there are)::
+
+    STREAMING --close--> CLOSED --parse + validate--> VALID | INVALID
+
+A call is *ready to execute* only when it is ``VALID`` **and** the whole attempt is ``complete``;
+the session decides the second half. Until then its input is a list of raw fragments, exposed
+only as provisional display text, never parsed: fragments are appended with a running length
+and joined once, at close, and parsed once with the standard library ``json`` (no partial-JSON
+re-parse per delta, which is what makes the official SDKs quadratic).
+
+Validation at close, in this order (the first problem decides the stage of a ``payload_error``):
+
+``tool_unknown``     tools were registered and the name is not one of them
+``tool_json``        the joined input is not strict JSON (``NaN``/``Infinity`` are refused);
+                     an empty or all-whitespace input means "no arguments" and parses as ``{}``
+``tool_not_object``  it parsed to something other than an object
+``tool_schema``      the registered validator reported problems (or raised)
+
+Validators: ``tools`` maps a tool name to either a JSON Schema ``dict`` (compiled by
+:func:`webclient._schema.validator_for`, which refuses keywords it does not implement) or any
+callable ``(arguments: dict) -> list[str] | bool`` (an empty list or ``True`` means valid).
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from ._errors import UsageError
+from ._updates import ToolCall
+
+
+class ToolCallState(enum.Enum):
+    """Where a tool call is in its life. ``value`` is the wire spelling used in updates."""
+
+    #: Input fragments are still arriving; the input is inert display text.
+    STREAMING = "streaming"
+    #: The route's close signal arrived; the input is complete but not yet checked.
+    CLOSED = "closed"
+    #: Parsed to an object that passed the tool's validator.
+    VALID = "valid"
+    #: Failed to parse, was not an object, named an unknown tool, or failed validation.
+    INVALID = "invalid"
+
+
+#: The allowed transitions; anything else is a programming error in a route.
+TRANSITIONS: dict[ToolCallState, frozenset[ToolCallState]] = {
+    ToolCallState.STREAMING: frozenset({ToolCallState.CLOSED}),
+    ToolCallState.CLOSED: frozenset({ToolCallState.VALID, ToolCallState.INVALID}),
+    ToolCallState.VALID: frozenset(),
+    ToolCallState.INVALID: frozenset(),
+}
+
+Validator = Callable[[dict[str, Any]], list[str]]
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError("non-standard JSON constant")
+
+
+def parse_tool_input(text: str) -> tuple[object, str | None]:
+    """Parse a closed tool input: ``(value, None)`` or ``(None, "tool_json")``.
+
+    Empty or all-whitespace input is the no-argument call and parses as ``{}``.
+    """
+    if not text or text.isspace():
+        return {}, None
+    try:
+        return json.loads(text, parse_constant=_refuse_constant), None
+    except (ValueError, RecursionError):
+        return None, "tool_json"
+
+
+def _wrap_callable(fn: Callable[..., Any]) -> Validator:
+    """Normalise a caller's callable to ``(arguments) -> list[str]``; it must never raise."""
+
+    def validate(arguments: dict[str, Any]) -> list[str]:
+        try:
+            verdict = fn(arguments)
+        except Exception as exc:  # the caller's code: contain it, keep only the class name
+            return [f"validator raised {type(exc).__name__}"]
+        if verdict is True:
+            return []
+        if verdict is False:
+            return ["refused by validator"]
+        if isinstance(verdict, (list, tuple)):
+            return [p if isinstance(p, str) else "problem" for p in verdict]
+        return ["validator returned an unsupported value"]
+
+    return validate
+
+
+class ToolRegistry:
+    """The caller's tools: name -> validator. ``None`` means "any name; JSON object check only"."""
+
+    __slots__ = ("_validators",)
+
+    def __init__(self, tools: Mapping[str, object] | None = None) -> None:
+        self._validators: dict[str, Validator] | None = None
+        if tools is None:
+            return
+        if not isinstance(tools, Mapping):
+            raise UsageError("tools must be a mapping of tool name to JSON Schema or validator")
+        validators: dict[str, Validator] = {}
+        for name, spec in tools.items():
+            if not isinstance(name, str) or not name:
+                raise UsageError("tool names must be non-empty strings")
+            validators[name] = self._compile(spec)
+        self._validators = validators
+
+    @staticmethod
+    def _compile(spec: object) -> Validator:
+        if callable(spec) and not isinstance(spec, Mapping):
+            return _wrap_callable(spec)
+        from ._schema import validator_for  # deferred: only callers with schemas pay for it
+
+        return _wrap_callable(validator_for(spec))
+
+    @property
+    def registered(self) -> bool:
+        """Whether the caller registered tools (unknown names are then refused)."""
+        return self._validators is not None
+
+    def check(self, name: str | None, text: str) -> tuple[dict[str, Any] | None, str | None, tuple[str, ...]]:
+        """Validate a closed input: ``(arguments or None, failing stage or None, problems)``."""
+        validator = None
+        if self._validators is not None:
+            validator = self._validators.get(name) if name is not None else None
+            if validator is None:
+                return None, "tool_unknown", ("unknown tool",)
+        value, stage = parse_tool_input(text)
+        if stage is not None:
+            return None, stage, ("input is not valid JSON",)
+        return self.check_object(value, validator)
+
+    def check_value(self, name: str | None, value: object) -> tuple[dict[str, Any] | None, str | None, tuple[str, ...]]:
+        """Validate input that arrived already parsed (Gemini ``functionCall.args``)."""
+        validator = None
+        if self._validators is not None:
+            validator = self._validators.get(name) if name is not None else None
+            if validator is None:
+                return None, "tool_unknown", ("unknown tool",)
+        return self.check_object(value, validator)
+
+    @staticmethod
+    def check_object(value: object, validator: Validator | None) -> tuple[dict[str, Any] | None, str | None, tuple[str, ...]]:
+        if not isinstance(value, dict):
+            return None, "tool_not_object", ("input is not a JSON object",)
+        if validator is not None:
+            problems = validator(value)
+            if problems:
+                return value, "tool_schema", tuple(problems)
+        return value, None, ()
+
+
+class ToolCallBuffer:
+    """One tool call's accumulating input and state. Owned by a route accumulator."""
+
+    __slots__ = ("arguments", "call", "id", "name", "parts", "problems", "size", "state")
+
+    def __init__(self, call: int, call_id: str | None, name: str | None) -> None:
+        #: Position in the attempt.
+        self.call = call
+        self.id = call_id
+        self.name = name
+        #: Raw input fragments (joined once, at close).
+        self.parts: list[str] = []
+        #: Characters appended so far (the ``tool_input`` ceiling reads it).
+        self.size = 0
+        self.state = ToolCallState.STREAMING
+        self.arguments: dict[str, Any] | None = None
+        self.problems: tuple[str, ...] = ()
+
+    @property
+    def open(self) -> bool:
+        """Still streaming."""
+        return self.state is ToolCallState.STREAMING
+
+    def input_text(self) -> str:
+        """The raw input so far, joined (and cached as a single fragment)."""
+        parts = self.parts
+        if len(parts) > 1:
+            joined = "".join(parts)
+            parts[:] = [joined]
+            return joined
+        return parts[0] if parts else ""
+
+    def move(self, state: ToolCallState) -> None:
+        """Apply a transition from :data:`TRANSITIONS`."""
+        if state not in TRANSITIONS[self.state]:
+            raise AssertionError(f"tool call transition {self.state.value} -> {state.value}")
+        self.state = state
+
+    def settle(self, arguments: dict[str, Any] | None, stage: str | None, problems: tuple[str, ...]) -> None:
+        """Record the validation verdict of a CLOSED call."""
+        self.arguments = arguments
+        self.problems = problems
+        self.move(ToolCallState.VALID if stage is None else ToolCallState.INVALID)
+
+    def snapshot(self, ready: bool = False) -> ToolCall:
+        """An immutable view (``ready`` is decided by the session)."""
+        return ToolCall(self.call, self.id, self.name, self.state.value, self.arguments,
+                        ready and self.state is ToolCallState.VALID, self.input_text(), self.problems)

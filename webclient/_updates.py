@@ -1,0 +1,207 @@
+"""What a :class:`~webclient.StreamSession` hands back: updates while streaming, a result at the end.
+
+Updates (``StreamSession.feed`` / ``finish`` / ``abort`` return ``list[Update]``)::
+
+    TextDelta        provisional   text for display; channel "text" | "refusal" | "reasoning"
+    ToolInputDelta   provisional   a raw tool-input fragment; inert, for display only
+    ToolCallUpdate   state change  streaming -> closed -> valid | invalid (ready only at commit)
+    Committed        final         the attempt is complete; carries the StreamResult
+    Failed           final         any other outcome; carries the outcome, stage and StreamResult
+
+Exactly one final update ends every attempt. Provisional updates are never evidence that the
+answer is usable: only ``Committed`` is. Within one ``feed`` call consecutive deltas for the same
+channel/index (or the same tool call) are merged into one update, so the number of updates, but
+never their concatenated content, depends on how the transport chunked the bytes.
+
+Every class is a frozen dataclass with ``to_dict()`` giving a JSON-able dict with a ``"kind"`` key.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any, ClassVar
+
+from ._outcome import Outcome
+from ._telemetry import Telemetry
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderError:
+    """The sanitized identity of an error the provider reported inside the stream.
+
+    Only the error's type and code survive (allow-listed characters, length-capped); the
+    provider's message text is never kept.
+    """
+
+    #: e.g. ``"overloaded_error"``, ``"invalid_request_error"``; ``None`` when absent.
+    type: str | None
+    #: e.g. ``"tool_use_failed"``, ``"429"``; ``None`` when absent.
+    code: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"type": ..., "code": ...}``."""
+        return {"type": self.type, "code": self.code}
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """A tool call as it stood when the attempt ended (or at a state change).
+
+    ``ready`` is true only when the call is ``valid`` *and* the whole attempt is ``complete``:
+    that is the only state in which it may be executed.
+    """
+
+    #: Position of the call in the attempt (0, 1, ...), stable across updates.
+    call: int
+    #: The provider's call id (``call_...``, ``toolu_...``), if it sent one.
+    id: str | None
+    #: The tool name, if it arrived.
+    name: str | None
+    #: ``"streaming"``, ``"closed"``, ``"valid"`` or ``"invalid"``.
+    state: str
+    #: The parsed argument object once the input closed and parsed to an object, else ``None``.
+    arguments: dict[str, Any] | None
+    #: Valid and the attempt complete.
+    ready: bool
+    #: The raw accumulated input text (provisional; kept so a truncated call can be shown).
+    input_text: str
+    #: Content-free validation problems when ``state == "invalid"``.
+    problems: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"id", "name", "state", "arguments", "ready"}`` (the replay CLI shape)."""
+        return {"id": self.id, "name": self.name, "state": self.state, "arguments": self.arguments,
+                "ready": self.ready}
+
+
+@dataclass(frozen=True, slots=True)
+class ChoiceResult:
+    """One choice (Chat ``n>1``) or candidate (Gemini); the single message on other routes."""
+
+    index: int
+    text: str
+    refusal: str
+    reasoning: str
+    stop_reason: str | None
+    tool_calls: tuple[ToolCall, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class StreamResult:
+    """How one attempt ended, with everything accumulated (provisional unless ``committed``).
+
+    ``text`` is choice 0's (or the message's) text as accumulated, always present and only to be
+    trusted when ``committed``. ``stage`` names the check that decided a non-complete outcome and
+    is ``None`` when complete.
+    """
+
+    route: str
+    outcome: Outcome
+    stage: str | None
+    http_status: int | None
+    stop_reason: str | None
+    committed: bool
+    text: str
+    refusal: str
+    reasoning: str
+    tool_calls: tuple[ToolCall, ...]
+    usage: dict[str, Any] | None
+    provider_error: ProviderError | None
+    choices: tuple[ChoiceResult, ...]
+    telemetry: Telemetry
+
+    def to_dict(self) -> dict[str, Any]:
+        """The replay CLI object: outcome, stage, stop_reason, committed, text, tool_calls,
+        telemetry."""
+        return {
+            "outcome": self.outcome.value,
+            "stage": self.stage,
+            "stop_reason": self.stop_reason,
+            "committed": self.committed,
+            "text": self.text,
+            "tool_calls": [call.to_dict() for call in self.tool_calls],
+            "telemetry": self.telemetry.to_dict(),
+        }
+
+    def with_telemetry(self, telemetry: Telemetry) -> StreamResult:
+        """A copy carrying ``telemetry`` (for transports that add timing or a retry decision)."""
+        return replace(self, telemetry=telemetry)
+
+
+@dataclass(frozen=True, slots=True)
+class TextDelta:
+    """Provisional text. ``index`` is the choice (Chat), block (Anthropic), output item
+    (Responses) or candidate (Gemini) it belongs to."""
+
+    kind: ClassVar[str] = "text_delta"
+    provisional: ClassVar[bool] = True
+    channel: str
+    index: int
+    text: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "channel": self.channel, "index": self.index, "text": self.text}
+
+
+@dataclass(frozen=True, slots=True)
+class ToolInputDelta:
+    """A provisional, inert fragment of a tool call's raw input (display only)."""
+
+    kind: ClassVar[str] = "tool_input_delta"
+    provisional: ClassVar[bool] = True
+    call: int
+    id: str | None
+    name: str | None
+    fragment: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "call": self.call, "id": self.id, "name": self.name,
+                "fragment": self.fragment}
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallUpdate:
+    """A tool call changed state (or, at commit, became ready)."""
+
+    kind: ClassVar[str] = "tool_call"
+    provisional: ClassVar[bool] = False
+    call: int
+    id: str | None
+    name: str | None
+    state: str
+    arguments: dict[str, Any] | None
+    ready: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "call": self.call, "id": self.id, "name": self.name,
+                "state": self.state, "arguments": self.arguments, "ready": self.ready}
+
+
+@dataclass(frozen=True, slots=True)
+class Committed:
+    """Final: the attempt is complete; ``result.committed`` is true."""
+
+    kind: ClassVar[str] = "committed"
+    provisional: ClassVar[bool] = False
+    result: StreamResult
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "result": self.result.to_dict()}
+
+
+@dataclass(frozen=True, slots=True)
+class Failed:
+    """Final: the attempt ended with any outcome other than complete."""
+
+    kind: ClassVar[str] = "failed"
+    provisional: ClassVar[bool] = False
+    outcome: Outcome
+    stage: str
+    result: StreamResult
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "outcome": self.outcome.value, "stage": self.stage,
+                "result": self.result.to_dict()}
+
+
+Update = TextDelta | ToolInputDelta | ToolCallUpdate | Committed | Failed
