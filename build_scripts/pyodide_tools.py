@@ -118,11 +118,11 @@ def sha256_of(path: Path) -> str:
     return digest.hexdigest()
 
 
-def run(cmd: Sequence[str | Path], *, cwd: Path | None = None) -> None:
-    """Run a command with inherited output; raise ToolError with the command name on a nonzero exit."""
+def run(what: str, cmd: Sequence[str | Path], *, cwd: Path | None = None) -> None:
+    """Run a command with inherited output; raise ToolError naming ``what`` on a nonzero exit."""
     rc = subprocess.call([str(c) for c in cmd], cwd=cwd)
     if rc != 0:
-        raise ToolError(f"{Path(str(cmd[0])).name} {cmd[1] if len(cmd) > 1 else ''} exited with {rc}")
+        raise ToolError(f"{what} exited with {rc} (network needed for a first fetch)")
 
 
 def copy_if_changed(src: Path, dst: Path) -> bool:
@@ -203,11 +203,11 @@ def fetch_npm() -> None:
     if (SCRIPTS / "package-lock.json").is_file():
         shutil.copyfile(SCRIPTS / "package-lock.json", NODE_DIR / "package-lock.json")
         log(f"npm: npm ci in {NODE_DIR.relative_to(REPO)}")
-        run([npm, "ci", *quiet], cwd=NODE_DIR)
+        run("npm ci", [npm, "ci", *quiet], cwd=NODE_DIR)
     else:
         (NODE_DIR / "package-lock.json").unlink(missing_ok=True)
         log(f"npm: no package-lock.json yet; npm install in {NODE_DIR.relative_to(REPO)}")
-        run([npm, "install", *quiet], cwd=NODE_DIR)
+        run("npm install", [npm, "install", *quiet], cwd=NODE_DIR)
         shutil.copyfile(NODE_DIR / "package-lock.json", SCRIPTS / "package-lock.json")
         log("npm: wrote build_scripts/package-lock.json (commit it)")
     installed = json.loads((PYODIDE_PKG / "package.json").read_text()).get("version")
@@ -240,7 +240,7 @@ def fetch_wheels() -> None:
     with tempfile.TemporaryDirectory(prefix="pyodide-wheels-") as tmp:
         requirements = Path(tmp) / "requirements.txt"
         requirements.write_text("".join(f"{w.name}=={w.version} --hash=sha256:{w.sha256}\n" for w in todo))
-        run([sys.executable, "-m", "pip", "download", "--quiet", "--disable-pip-version-check",
+        run("pip download", [sys.executable, "-m", "pip", "download", "--quiet", "--disable-pip-version-check",
              "--no-deps", "--only-binary=:all:", "--python-version", PYODIDE_PYTHON,
              "--require-hashes", "-r", requirements, "-d", WHEELS_DIR])
     for w in todo:

@@ -94,7 +94,7 @@ class ToolCallSpec:
         """The complete argument text."""
         return "".join(self.fragments)
 
-    def gemini_args(self) -> dict[str, object]:
+    def whole_arguments(self) -> dict[str, object]:
         """The ``args`` object a whole-call route (Gemini) sends for this call."""
         if self.whole_args is not None:
             return self.whole_args
