@@ -345,7 +345,7 @@ def jspi_flags(node: str) -> list[str]:
 
 def split_test_args(argv: Sequence[str]) -> tuple[argparse.Namespace, list[str]]:
     """Tool options for ``test`` (before an optional ``--``); everything else is passed to pytest."""
-    parser = argparse.ArgumentParser(prog="pyodide_tools.py test", add_help=False)
+    parser = argparse.ArgumentParser(prog="pyodide_tools.py test", add_help=False, allow_abbrev=False)
     parser.add_argument("--tests-dir", type=Path, default=REPO / "tests")
     argv = list(argv)
     head, tail = (argv[: argv.index("--")], argv[argv.index("--") + 1 :]) if "--" in argv else (argv, [])

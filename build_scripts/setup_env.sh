@@ -4,7 +4,7 @@
 #
 #   1. <repo>/.venv from the machine's python3 (>= 3.11), unless it exists;
 #   2. pinned hatchling (our build backend) + editables + the project editable with extras test,bench,httpx,demo
-#      + the Python playwright package (pinned; it drives the system Chromium via executable_path);
+#      (the test extra pins the Python playwright package; it drives the system Chromium via executable_path);
 #   3. build_scripts/pyodide_tools.py fetch: npm runtime (pyodide 314.0.7) + pinned wheels into build/;
 #   4. Debian chromium, only if /usr/bin/chromium is missing and we are root.
 # Never runs `playwright install` (no browser downloads). Network is needed only on the first run.
@@ -12,7 +12,6 @@ set -euo pipefail
 
 HATCHLING_VERSION="1.33.0"     # same pin as [build-system] in pyproject.toml
 EDITABLES_VERSION="0.6"        # hatchling's editable-install helper
-PLAYWRIGHT_VERSION="1.65.2"    # measured with Chromium 156 in docs/pyodide-notes.md
 EXTRAS="test,bench,httpx,demo"
 
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -32,10 +31,10 @@ else
 fi
 
 PIP=("$PY" -m pip --disable-pip-version-check --quiet)
-say "installing hatchling==$HATCHLING_VERSION, -e .[$EXTRAS], playwright==$PLAYWRIGHT_VERSION"
+say "installing hatchling==$HATCHLING_VERSION, -e .[$EXTRAS] (pins in pyproject.toml)"
 "${PIP[@]}" install "hatchling==$HATCHLING_VERSION" "editables==$EDITABLES_VERSION"
 # No build isolation: the editable build uses the pinned hatchling just installed (pyodide_tools.py wheel too).
-"${PIP[@]}" install --no-build-isolation -e "$REPO[$EXTRAS]" "playwright==$PLAYWRIGHT_VERSION"
+"${PIP[@]}" install --no-build-isolation -e "$REPO[$EXTRAS]"
 
 say "fetching the pinned Pyodide runtime and wheels"
 "$PY" "$REPO/build_scripts/pyodide_tools.py" fetch

@@ -12,5 +12,7 @@ echo "[test] ruff check webclient"
 "$PY" -m ruff check webclient
 echo "[test] mypy --strict webclient"
 "$PY" -m mypy
-echo "[test] pytest"
+echo "[test] the core suite inside Pyodide (Node 20)"
+"$PY" build_scripts/pyodide_tools.py test
+echo "[test] pytest (CPython: unit, property, fixture, CLI, transport, in-Pyodide harness, browser e2e)"
 "$PY" -m pytest -q -p no:cacheprovider "$@"

@@ -138,7 +138,7 @@ _MARKUP = (
 _MULTIBYTE = (
     "Échos de « {prompt} » — Grüße aus Zürich, naïve café, crème brûlée. "
     "東京の天気は晴れです。☀️ Ελληνικά, עברית, हिन्दी, 한국어. "
-    "Emoji: 👩🏽‍💻🚀🎉🇫🇷 and math 𝔘𝔫𝔦𝔠𝔬𝔡𝔢 ∑√∞ ✓."
+    "Emoji: 👩🏽‍💻🚀🎉🇫🇷 and math 𝔘𝔫𝔦𝔠𝔬𝔡𝔢 ∑√∞ ✓."  # noqa: RUF001 (deliberately non-ASCII)
 )
 
 _BIG_PARAGRAPH = (
@@ -156,11 +156,12 @@ SCENARIOS: tuple[Scenario, ...] = (
     ),
     Scenario(
         "tool", "One tool call", "complete",
-        "Let me look up the weather for you.", tools=(_WEATHER_PARIS,), stop="tool",
+        "You asked: “{prompt}”. Let me look up the weather for you.", tools=(_WEATHER_PARIS,), stop="tool",
     ),
     Scenario(
         "parallel_tools", "Parallel tool calls", "complete",
-        "I'll check the weather and the local time at once.", tools=(_WEATHER_PARIS, _TIME_PARIS), stop="tool",
+        "About “{prompt}”: I'll check the weather and the local time at once.",
+        tools=(_WEATHER_PARIS, _TIME_PARIS), stop="tool",
     ),
     Scenario(
         "multibyte", "Multibyte text, split characters and CRLF", "complete",

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import itertools
 import json
 import logging
 import math
@@ -308,7 +309,8 @@ class OpenAIResponses(RouteEncoder):
 
     def text_open(self) -> list[Frame]:
         self.msg_id = "msg_" + _hex(self.rng, 50)
-        item = {"id": self.msg_id, "type": "message", "status": "in_progress", "content": [], "role": "assistant"}
+        item: dict[str, object] = {"id": self.msg_id, "type": "message", "status": "in_progress", "content": [],
+                                   "role": "assistant"}
         self.output.append(item)
         part = {"type": "output_text", "annotations": [], "logprobs": [], "text": ""}
         where = {"item_id": self.msg_id, "output_index": len(self.output) - 1}
@@ -330,8 +332,9 @@ class OpenAIResponses(RouteEncoder):
                 self._event("response.output_item.done", output_index=index, item=item)]
 
     def tool_open(self, i: int, call: ToolCallSpec) -> list[Frame]:
-        item = {"id": "fc_" + _hex(self.rng, 50), "type": "function_call", "status": "in_progress",
-                "arguments": "", "call_id": "call_" + _rand(self.rng, 24), "name": call.name}
+        item: dict[str, object] = {"id": "fc_" + _hex(self.rng, 50), "type": "function_call",
+                                   "status": "in_progress", "arguments": "",
+                                   "call_id": "call_" + _rand(self.rng, 24), "name": call.name}
         self.output.append(item)
         self.tool_items[i] = (len(self.output) - 1, item)
         return [self._event("response.output_item.added", output_index=len(self.output) - 1, item=item)]
@@ -417,7 +420,8 @@ class AnthropicMessages(RouteEncoder):
         return [self._event("content_block_stop", index=self.block)]
 
     def tool_open(self, i: int, call: ToolCallSpec) -> list[Frame]:
-        block = {"type": "tool_use", "id": "toolu_01" + _rand(self.rng, 22), "name": call.name, "input": {}}
+        block: dict[str, object] = {"type": "tool_use", "id": "toolu_01" + _rand(self.rng, 22), "name": call.name,
+                                    "input": {}}
         return [*self._open(block), *self.tool_delta(i, "")]  # the first input_json_delta is empty
 
     def tool_delta(self, i: int, fragment: str) -> list[Frame]:
@@ -441,7 +445,7 @@ class AnthropicMessages(RouteEncoder):
         content: list[object] = [{"type": "text", "text": totals.text}]
         content += [{"type": "tool_use", "id": "toolu_01" + _rand(self.rng, 22), "name": c.name,
                      "input": c.whole_arguments()} for c in totals.calls]
-        usage = {"input_tokens": totals.prompt_tokens, "output_tokens": totals.output_tokens}
+        usage: dict[str, object] = {"input_tokens": totals.prompt_tokens, "output_tokens": totals.output_tokens}
         return self._message(content, self._STOP[stop], usage)
 
 
@@ -463,7 +467,7 @@ class Gemini(RouteEncoder):
         return _text_of(_last_user(body.get("contents") if isinstance(body, dict) else None))
 
     def dumps(self, obj: object) -> str:
-        # The live recording's spacing: ", " never, ": " after keys, "," between items.
+        # The spacing of the live recording: ": " after keys, "," between items.
         return json.dumps(obj, ensure_ascii=False, separators=(",", ": "))
 
     def _response(self, parts: list[object], finish: str | None = None,
@@ -616,7 +620,7 @@ def _writes(scenario: Scenario, chunks: list[bytes], scale: float) -> tuple[tupl
     if scenario.chunking == "split":
         body = b"".join(chunks)
         cuts = [0, *split_points(body), len(body)]
-        chunks = [body[a:b] for a, b in zip(cuts, cuts[1:], strict=False)]
+        chunks = [body[a:b] for a, b in itertools.pairwise(cuts)]
     elif scenario.chunking == "batch":
         chunks = [b"".join(chunks[i : i + BATCH_EVENTS]) for i in range(0, len(chunks), BATCH_EVENTS)]
     return tuple((delay if n else 0.0, chunk) for n, chunk in enumerate(chunks))
@@ -648,13 +652,12 @@ def plan_reply(enc_cls: type[RouteEncoder], scenario: Scenario, body: Any, *, pa
 
     eol = "\r\n" if scenario.chunking == "split" else enc.eol
     chunks = [encode_frame(f, eol) for f in answer_frames(scenario, enc, deltas, totals)]
-    tail, tail_delay = {"stall": ("stall", 0.0), "endless": ("endless", scenario.delay * config.time_scale)}.get(
-        scenario.ending, ("end", 0.0))
+    tail = scenario.ending if scenario.ending in ("stall", "endless") else "end"
     if tail == "endless":
         cut = chunks[-1].index(_ENDLESS_MARK_JSON.encode())
         chunks[-1] = chunks[-1][:cut]  # the head of the event that never ends
     return Reply(200, enc.stream_content_type, _writes(scenario, chunks, config.time_scale), tail=tail,
-                 tail_delay=tail_delay, close_connection=scenario.ending == "eof")
+                 tail_delay=scenario.delay * config.time_scale, close_connection=scenario.ending == "eof")
 
 
 # --- stats ----------------------------------------------------------------------------------------

@@ -9,28 +9,67 @@ The core is sans-I/O (no clock, no asyncio, no ``js``); transports live in ``web
 
 from __future__ import annotations
 
+from ._deadlines import DEFAULT_DEADLINES, Deadlines, DeadlineTracker
 from ._errors import UsageError, WebclientError
 from ._events import RetryField, SSEEvent, SSEItem
 from ._limits import DEFAULT_LIMITS, Limits
 from ._outcome import Failure, Outcome
 from ._pipeline import EventStreamParser
+from ._retry import AttemptResult, RetryAdvice, RetryDecision, advise_retry
+from ._schema import JsonschemaValidator, SchemaValidator, validator_for
+from ._session import StreamSession
 from ._sse import SSEParser
+from ._telemetry import Telemetry
+from ._updates import (
+    ChoiceResult,
+    Committed,
+    Failed,
+    ProviderError,
+    StreamResult,
+    TextDelta,
+    ToolCall,
+    ToolCallUpdate,
+    ToolInputDelta,
+    Update,
+)
 from ._utf8 import UTF8Decoder
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "DEFAULT_DEADLINES",
     "DEFAULT_LIMITS",
+    "AttemptResult",
+    "ChoiceResult",
+    "Committed",
+    "DeadlineTracker",
+    "Deadlines",
     "EventStreamParser",
+    "Failed",
     "Failure",
+    "JsonschemaValidator",
     "Limits",
     "Outcome",
+    "ProviderError",
+    "RetryAdvice",
+    "RetryDecision",
     "RetryField",
     "SSEEvent",
     "SSEItem",
     "SSEParser",
+    "SchemaValidator",
+    "StreamResult",
+    "StreamSession",
+    "Telemetry",
+    "TextDelta",
+    "ToolCall",
+    "ToolCallUpdate",
+    "ToolInputDelta",
     "UTF8Decoder",
+    "Update",
     "UsageError",
     "WebclientError",
     "__version__",
+    "advise_retry",
+    "validator_for",
 ]

@@ -51,6 +51,7 @@ no schema interpretation. Validation never raises for any instance.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import math
 import re
@@ -62,10 +63,10 @@ from ._errors import UsageError
 
 #: Schema objects entered on one evaluation path (each ``properties``/``items`` step, each ``$ref``
 #: and each ``anyOf`` branch counts one), and the deepest schema nesting accepted at construction.
-#: Tool-argument schemas are shallow: OpenAI's strict structured outputs allow 10 levels of object
-#: nesting (5 before 2025). Every level costs about two Python frames, so 128 keeps a validation
-#: under ~300 frames, well inside CPython's default recursion limit of 1000 and the smaller stacks
-#: of WebAssembly builds. Deeper instances (possible only through a recursive ``$ref``) are rejected
+#: Tool-argument schemas are shallow: OpenAI's strict structured outputs allow at most 10 levels of
+#: object nesting (5 at launch). Each entry costs two or three Python frames, so 128 keeps a
+#: validation under ~400 frames, inside CPython's default recursion limit of 1000 and the smaller
+#: stacks of WebAssembly builds. Deeper instances (possible only through a recursive ``$ref``) are rejected
 #: with the keyword ``depth`` instead of raising ``RecursionError``.
 MAX_DEPTH: Final = 128
 
@@ -629,10 +630,8 @@ class SchemaValidator:
     def __call__(self, instance: object) -> list[str]:
         """Validate ``instance`` (JSON data as ``json.loads`` returns it); see the class docstring."""
         sink = _Sink()
-        try:
+        with contextlib.suppress(_Full):  # MAX_PROBLEMS reached: the list is complete enough
             _run(self._root, instance, None, 0, sink)
-        except _Full:
-            pass
         return sink.problems
 
 
@@ -684,7 +683,7 @@ class JsonschemaValidator:
                         problems.append(f"{location or _ROOT}: {keyword}")
                 if len(problems) >= MAX_PROBLEMS:
                     return problems[:MAX_PROBLEMS]
-        except Exception as exc:  # noqa: BLE001 - a validator must not raise on an instance
+        except Exception as exc:  # a validator must not raise on an instance
             problems.append(f"{_ROOT}: jsonschema raised {type(exc).__name__}")
         return problems
 
@@ -722,7 +721,7 @@ class _CallableValidator:
     def __call__(self, instance: object) -> list[str]:
         try:
             verdict = self._function(instance)
-        except Exception as exc:  # noqa: BLE001 - a raising validator is a rejection, not a crash
+        except Exception as exc:  # a raising validator is a rejection, not a crash
             return [f"{_ROOT}: validator raised {type(exc).__name__}"]
         if verdict is True or verdict is None:
             return []

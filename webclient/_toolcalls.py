@@ -18,19 +18,22 @@ Validation at close, in this order (the first problem decides the stage of a ``p
 ``tool_not_object``  it parsed to something other than an object
 ``tool_schema``      the registered validator reported problems (or raised)
 
-Validators: ``tools`` maps a tool name to either a JSON Schema ``dict`` (compiled by
-:func:`webclient._schema.validator_for`, which refuses keywords it does not implement) or any
-callable ``(arguments: dict) -> list[str] | bool`` (an empty list or ``True`` means valid).
+Validators: ``tools`` maps a tool name to a JSON Schema ``dict`` (compiled by
+:func:`webclient._schema.validator_for`, which refuses keywords it does not implement, so a
+``UsageError`` is raised when the session is built) or any callable
+``(arguments: dict) -> list[str] | bool`` (an empty list or ``True`` means valid; see
+``validator_for`` for the rest). Validators never raise into the session.
 """
 
 from __future__ import annotations
 
 import enum
-import json
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from ._errors import UsageError
+from ._json import loads_strict
+from ._schema import Validator, validator_for
 from ._updates import ToolCall
 
 
@@ -55,11 +58,8 @@ TRANSITIONS: dict[ToolCallState, frozenset[ToolCallState]] = {
     ToolCallState.INVALID: frozenset(),
 }
 
-Validator = Callable[[dict[str, Any]], list[str]]
-
-
-def _refuse_constant(name: str) -> Any:
-    raise ValueError("non-standard JSON constant")
+#: ``(arguments or None, failing stage or None, problems)``
+Verdict = tuple[dict[str, Any] | None, str | None, tuple[str, ...]]
 
 
 def parse_tool_input(text: str) -> tuple[object, str | None]:
@@ -70,28 +70,9 @@ def parse_tool_input(text: str) -> tuple[object, str | None]:
     if not text or text.isspace():
         return {}, None
     try:
-        return json.loads(text, parse_constant=_refuse_constant), None
+        return loads_strict(text), None
     except (ValueError, RecursionError):
         return None, "tool_json"
-
-
-def _wrap_callable(fn: Callable[..., Any]) -> Validator:
-    """Normalise a caller's callable to ``(arguments) -> list[str]``; it must never raise."""
-
-    def validate(arguments: dict[str, Any]) -> list[str]:
-        try:
-            verdict = fn(arguments)
-        except Exception as exc:  # the caller's code: contain it, keep only the class name
-            return [f"validator raised {type(exc).__name__}"]
-        if verdict is True:
-            return []
-        if verdict is False:
-            return ["refused by validator"]
-        if isinstance(verdict, (list, tuple)):
-            return [p if isinstance(p, str) else "problem" for p in verdict]
-        return ["validator returned an unsupported value"]
-
-    return validate
 
 
 class ToolRegistry:
@@ -109,23 +90,15 @@ class ToolRegistry:
         for name, spec in tools.items():
             if not isinstance(name, str) or not name:
                 raise UsageError("tool names must be non-empty strings")
-            validators[name] = self._compile(spec)
+            validators[name] = validator_for(spec)
         self._validators = validators
-
-    @staticmethod
-    def _compile(spec: object) -> Validator:
-        if callable(spec) and not isinstance(spec, Mapping):
-            return _wrap_callable(spec)
-        from ._schema import validator_for  # deferred: only callers with schemas pay for it
-
-        return _wrap_callable(validator_for(spec))
 
     @property
     def registered(self) -> bool:
         """Whether the caller registered tools (unknown names are then refused)."""
         return self._validators is not None
 
-    def check(self, name: str | None, text: str) -> tuple[dict[str, Any] | None, str | None, tuple[str, ...]]:
+    def check(self, name: str | None, text: str) -> Verdict:
         """Validate a closed input: ``(arguments or None, failing stage or None, problems)``."""
         validator = None
         if self._validators is not None:
@@ -137,7 +110,7 @@ class ToolRegistry:
             return None, stage, ("input is not valid JSON",)
         return self.check_object(value, validator)
 
-    def check_value(self, name: str | None, value: object) -> tuple[dict[str, Any] | None, str | None, tuple[str, ...]]:
+    def check_value(self, name: str | None, value: object) -> Verdict:
         """Validate input that arrived already parsed (Gemini ``functionCall.args``)."""
         validator = None
         if self._validators is not None:
@@ -147,7 +120,7 @@ class ToolRegistry:
         return self.check_object(value, validator)
 
     @staticmethod
-    def check_object(value: object, validator: Validator | None) -> tuple[dict[str, Any] | None, str | None, tuple[str, ...]]:
+    def check_object(value: object, validator: Validator | None) -> Verdict:
         if not isinstance(value, dict):
             return None, "tool_not_object", ("input is not a JSON object",)
         if validator is not None:

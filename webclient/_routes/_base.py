@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from .._events import SSEEvent
+from .._json import loads
 from .._limits import Limits
 from .._outcome import Failure, Outcome
 from .._telemetry import sanitize_code
@@ -198,6 +199,14 @@ class RouteAccumulator:
         self.provider_error = ProviderError(err_type, code)
         self._fail(Outcome.UPSTREAM_ERROR, stage)
 
+    def _error_event(self, data: str) -> None:
+        """An SSE ``event: error`` (or ``data.type == "error"``): ``upstream_error``."""
+        try:
+            obj = loads(data)
+        except ValueError:
+            obj = None
+        self._upstream("error_event", error_fields(obj))
+
     def _accepts(self, reason: str, default: bool | None = None) -> bool:
         """Whether ``reason`` counts as success: the caller's set when given, else ``default``
         when the route decides, else "not in the contract's non-accepted set"."""
@@ -314,6 +323,17 @@ class RouteAccumulator:
 
     def _calls_in(self, calls: list[ToolCallBuffer], ready: bool) -> tuple[Any, ...]:
         return tuple(call.snapshot(ready) for call in calls)
+
+
+def error_fields(obj: object) -> object:
+    """The part of an error payload holding ``type``/``code``: the nested ``error`` object
+    (Anthropic, Groq, live Responses) or the payload itself (flat Responses ``error`` event)."""
+    if isinstance(obj, dict):
+        nested = obj.get("error")
+        if isinstance(nested, dict):
+            return nested
+        return {"code": obj.get("code")}
+    return None
 
 
 def choice(index: int, text: TextBuffer | None, refusal: TextBuffer | None, reasoning: TextBuffer | None,

@@ -1,0 +1,177 @@
+"""Code that runs *inside Pyodide* for tests/test_browser_bridge.py (pytest does not collect it: no ``test_``).
+
+tests/bridge_runner.mjs boots Pyodide under Node with our wheel, mounts tests/ at /bridge, and the host test calls
+these coroutines with JSON arguments. Each returns a JSON-able dict of observations; the host asserts on them and
+on what the real HTTP server saw. Node 20 provides fetch/ReadableStream/Response/AbortController, so
+``webclient.browser`` runs here as in a browser, against real sockets.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import gc
+import itertools
+import json
+from typing import Any
+
+import js
+from bridge_streams import comparable  # tests/ is on sys.path inside Pyodide (mounted at /bridge)
+from pyodide.ffi import to_js
+
+from webclient._deadlines import Deadlines
+from webclient.browser import BrowserStream, start_stream
+
+
+def counters() -> dict[str, int]:
+    """Live hiwire references and PyProxies, after a collection (tests/bridge_runner.mjs)."""
+    gc.collect()
+    return dict(js.bridgeCounters().to_py())
+
+
+def _deadlines(spec: dict[str, float | None] | None) -> Deadlines | None:
+    return None if spec is None else Deadlines(**spec)
+
+
+def _fetch_from(chunks: list[bytes], status: int, content_type: str | None) -> Any:
+    return js.bridgeFetchFrom(to_js(chunks), status, content_type)
+
+
+async def run_stream(*, url: str = "http://127.0.0.1:9/unused", route: str = "openai-chat", fast: bool = False,
+                     deadlines: dict[str, float | None] | None = None, cancel_after: int | None = None,
+                     cancel_how: str = "method", chunks_b64: list[str] | None = None, status: int = 200,
+                     content_type: str | None = "text/event-stream", body: Any = None,
+                     headers: dict[str, str] | None = None) -> dict[str, Any]:
+    """Run one BrowserStream and report its updates, result and timeline.
+
+    ``chunks_b64`` replaces the network with a JS ReadableStream handing out exactly those chunks.
+    ``cancel_after`` N provisional updates, cancel: ``method`` (stream.cancel()), ``task`` (cancel the task
+    awaiting run()), ``break`` (leave an ``async for``), ``signal`` (abort a linked AbortSignal).
+    """
+    fake = None
+    if chunks_b64 is not None:
+        fake = _fetch_from([base64.b64decode(c) for c in chunks_b64], status, content_type)
+    external = js.AbortController.new() if cancel_how == "signal" else None
+    chunk_log: list[dict[str, Any]] = []
+    stream = BrowserStream(url, route, fast=fast, deadlines=_deadlines(deadlines), body=body, headers=headers,
+                           fetch=fake, signal=None if external is None else external.signal,
+                           on_chunk=lambda t: chunk_log.append(t.to_dict()))
+    updates: list[dict[str, Any]] = []
+    raised = None
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+
+    def cancel_now() -> None:
+        if cancel_how == "method":
+            stream.cancel()
+        elif cancel_how == "task":
+            task.cancel()
+        elif cancel_how == "signal":
+            external.abort()
+
+    def on_update(update: Any) -> None:
+        updates.append(update.to_dict())
+        if cancel_after is not None and len(updates) == cancel_after:
+            cancel_now()
+
+    if cancel_how == "break":
+        async with stream:
+            async for update in stream:
+                updates.append(update.to_dict())
+                if cancel_after is not None and len(updates) == cancel_after:
+                    break
+    else:
+        task = asyncio.ensure_future(stream.run(on_update))
+        try:
+            await task
+        except asyncio.CancelledError:
+            raised = "CancelledError"
+    elapsed = loop.time() - started
+    assert stream.result is not None
+    return {
+        "updates": updates,
+        "result": stream.result.to_dict(),
+        "comparable": comparable(stream.result.to_dict()),
+        "raised": raised,
+        "elapsed": elapsed,
+        "chunk_log": chunk_log,
+        "fake": None if fake is None else fake.state.to_py(),
+    }
+
+
+async def chunkings(*, data_b64: str, cut_lists: list[list[int]], route: str = "openai-chat",
+                    fast: bool = False) -> dict[str, Any]:
+    """Stream the same bytes cut at each list of offsets through a JS ReadableStream; report per chunking the
+    comparable result and the concatenated provisional text and tool-input fragments."""
+    data = base64.b64decode(data_b64)
+    runs = []
+    for cuts in cut_lists:
+        points = [0, *sorted(c for c in set(cuts) if 0 < c < len(data)), len(data)]
+        chunks = [data[a:b] for a, b in itertools.pairwise(points)]
+        fake = _fetch_from(chunks, 200, "text/event-stream")
+        stream = BrowserStream("http://127.0.0.1:9/unused", route, fast=fast, fetch=fake)
+        texts: list[str] = []
+        fragments: list[str] = []
+
+        def on_update(update: Any, texts: list[str] = texts, fragments: list[str] = fragments) -> None:
+            d = update.to_dict()
+            if d["kind"] == "text_delta":
+                texts.append(d["text"])
+            elif d["kind"] == "tool_input_delta":
+                fragments.append(d["fragment"])
+
+        result = await stream.run(on_update)
+        runs.append({"chunks": len(chunks), "pulled": fake.state.pulled, "text": "".join(texts),
+                     "fragments": "".join(fragments), "result": comparable(result.to_dict())})
+    return {"runs": runs}
+
+
+async def js_entry_point(*, url: str, route: str = "openai-chat", fast: bool = False, cancel_after: int = 0,
+                         deadlines: dict[str, float | None] | None = None) -> dict[str, Any]:
+    """Drive start_stream() the way a JavaScript page would, with JS callbacks; report what they received."""
+    col = js.bridgeCollector(cancel_after)
+    options = to_js({"url": url, "route": route, "fast": fast, "body": {"model": "m", "stream": True},
+                     "deadlines": deadlines or {}},
+                    dict_converter=js.Object.fromEntries)
+    options.onUpdate = col.onUpdate
+    options.onResult = col.onResult
+    options.onChunk = col.onChunk
+    handle = start_stream(options)
+    col.handle = handle
+    resolved = await handle.result
+    out = json.loads(col.dump())
+    out["resolved"] = json.loads(js.JSON.stringify(resolved))
+    out["handle_keys"] = sorted(js.Object.keys(handle).to_py())
+    return out
+
+
+async def leak_check(*, urls: dict[str, str], rounds: int = 3) -> dict[str, Any]:
+    """Run every flavour of attempt ``rounds`` times and report the FFI counters before and after."""
+    idle = {"idle": 0.2, "first_event": 0.2}
+
+    async def one_round() -> list[str]:
+        outcomes = []
+        for fast in (False, True):
+            for kw in ({"url": urls["ok"]}, {"url": urls["stall"], "deadlines": idle},
+                       {"url": urls["stall"], "cancel_after": 1}, {"url": urls["stall"], "cancel_after": 1,
+                                                                   "cancel_how": "task"},
+                       {"url": urls["stall"], "cancel_after": 1, "cancel_how": "break"},
+                       {"url": urls["bad"]}):
+                r = await run_stream(fast=fast, **kw)
+                outcomes.append(r["result"]["outcome"])
+            for cancel_after in (0, 1):
+                r2 = await js_entry_point(url=urls["ok"] if not cancel_after else urls["stall"], fast=fast,
+                                          cancel_after=cancel_after)
+                outcomes.append(r2["resolved"]["outcome"])
+        return outcomes
+
+    warm = await one_round()  # first use compiles the pump, imports modules, grows caches
+    await asyncio.sleep(0.05)
+    before = counters()
+    outcomes = []
+    for _ in range(rounds):
+        outcomes += await one_round()
+    await asyncio.sleep(0.05)
+    after = counters()
+    return {"before": before, "after": after, "warm": warm, "outcomes": outcomes,
+            "unhandled": int(getattr(js, "bridgeUnhandled", 0) or 0)}

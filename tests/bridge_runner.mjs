@@ -1,0 +1,125 @@
+// A long-lived Pyodide-in-Node process for the browser-bridge tests (tests/test_browser_bridge.py).
+//
+//   node tests/bridge_runner.mjs --pyodide DIR --wheel PATH [--mount HOST:GUEST]...
+//
+// Boots Pyodide from the local npm package (nothing from a CDN), installs the given wheels (our webclient wheel
+// built by build_scripts/pyodide_tools.py), mounts host directories with NODEFS, prints one line
+// {"ready": true, ...} and then answers one JSON command per stdin line:
+//
+//   {"id": 1, "code": "<python source>"}   ->   {"id": 1, "ok": true, "value": <JSON>}
+//                                          or   {"id": 1, "ok": false, "error": "<traceback>"}
+//
+// The source runs with runPythonAsync in one shared globals namespace (top-level await allowed); its last
+// expression must be a JSON string, which is passed through as "value". Stdout of Python goes to this process's
+// stderr so that stdout carries only the protocol. Node 20 provides fetch, ReadableStream, Response and
+// AbortController as globals, so webclient.browser runs here exactly as in a browser, against real sockets.
+//
+// globalThis.bridgeCounters() gives the FFI bookkeeping the leak tests compare: live hiwire references and live
+// PyProxies (allocation tracing is switched on at boot, pyodide-notes §2.5).
+
+import fs from "node:fs";
+import path from "node:path";
+import readline from "node:readline";
+import { pathToFileURL } from "node:url";
+
+function parseArgs(argv) {
+  const opts = { pyodide: null, wheels: [], mounts: [] };
+  for (let i = 0; i < argv.length; i += 2) {
+    const [flag, value] = [argv[i], argv[i + 1]];
+    if (value === undefined) throw new Error(`${flag} needs a value`);
+    if (flag === "--pyodide") opts.pyodide = path.resolve(value);
+    else if (flag === "--wheel") opts.wheels.push(path.resolve(value));
+    else if (flag === "--mount") {
+      const cut = value.lastIndexOf(":");
+      opts.mounts.push([path.resolve(value.slice(0, cut)), value.slice(cut + 1)]);
+    } else throw new Error(`unknown option ${flag}`);
+  }
+  if (!opts.pyodide) throw new Error("--pyodide DIR is required");
+  return opts;
+}
+
+// A fetch() stand-in answering every call with a Response whose body is a ReadableStream handing out exactly the
+// given chunks (Uint8Arrays), one per pull; it records what was pulled and whether the body was cancelled.
+function fetchFrom(chunks, status = 200, contentType = "text/event-stream") {
+  const state = { pulled: 0, cancelled: false, calls: 0 };
+  const fetch = async (url, init) => {
+    state.calls += 1;
+    let i = 0;
+    const body = new ReadableStream({
+      pull(ctl) { if (i < chunks.length) { state.pulled += 1; ctl.enqueue(chunks[i++]); } else ctl.close(); },
+      cancel() { state.cancelled = true; },
+    }, { highWaterMark: 0 });
+    const headers = contentType === null ? {} : { "content-type": contentType };
+    return new Response(body, { status, headers });
+  };
+  fetch.state = state;
+  return fetch;
+}
+
+// Callbacks for start_stream that record what a JavaScript page would receive: the JSON of each object and
+// whether it is a plain JS object (not a Python proxy). After `cancelAfter` updates it calls handle.cancel().
+function collector(cancelAfter = 0) {
+  const plain = (o) => o !== null && typeof o === "object" && Object.getPrototypeOf(o) === Object.prototype
+    && !(o instanceof globalThis.bridgePyodide.ffi.PyProxy);
+  const col = { handle: null, updates: [], results: [], chunks: [], allPlain: true };
+  col.onUpdate = (u) => {
+    col.allPlain &&= plain(u);
+    col.updates.push(JSON.parse(JSON.stringify(u)));
+    if (cancelAfter && col.updates.length === cancelAfter) col.handle.cancel();
+  };
+  col.onResult = (r) => { col.allPlain &&= plain(r); col.results.push(JSON.parse(JSON.stringify(r))); };
+  col.onChunk = (c) => { col.allPlain &&= plain(c); col.chunks.push(JSON.parse(JSON.stringify(c))); };
+  col.dump = () => JSON.stringify({ updates: col.updates, results: col.results, chunks: col.chunks, allPlain: col.allPlain });
+  return col;
+}
+
+const send = (obj) => new Promise((resolve) => process.stdout.write(JSON.stringify(obj) + "\n", resolve));
+
+async function main() {
+  const opts = parseArgs(process.argv.slice(2));
+  const { loadPyodide } = await import(pathToFileURL(path.join(opts.pyodide, "pyodide.mjs")).href);
+  const toStderr = (s) => process.stderr.write(s + "\n");
+  const py = await loadPyodide({ indexURL: opts.pyodide + path.sep, stdout: toStderr, stderr: toStderr });
+  const errors = [];
+  const loaded = await py.loadPackage(opts.wheels, { messageCallback: () => {}, errorCallback: (m) => errors.push(m) });
+  if (errors.length || loaded.length !== opts.wheels.length) throw new Error(`wheel install failed: ${errors.join("; ")}`);
+  for (const [host, guest] of opts.mounts) {
+    py.FS.mkdirTree(guest);
+    py.FS.mount(py.FS.filesystems.NODEFS, { root: host }, guest);
+  }
+  py._module.enable_pyproxy_allocation_tracing();
+  globalThis.bridgeCounters = () => ({ hiwire: py._module._hiwire_num_refs(), pyproxies: py._module.pyproxy_alloc_map.size });
+  globalThis.bridgePyodide = py;
+  globalThis.bridgeFetchFrom = fetchFrom;
+  globalThis.bridgeCollector = collector;
+  const version = await py.runPythonAsync("import json, sys, pyodide; sys.dont_write_bytecode = True; pyodide.__version__");
+  await send({ ready: true, pyodide: version });
+
+  // Commands run one at a time, in order.
+  const lines = readline.createInterface({ input: process.stdin, crlfDelay: Infinity });
+  for await (const line of lines) {
+    if (!line.trim()) continue;
+    const cmd = JSON.parse(line);
+    try {
+      const value = await py.runPythonAsync(cmd.code);
+      await send({ id: cmd.id, ok: true, value: JSON.parse(value) });
+    } catch (err) {
+      await send({ id: cmd.id, ok: false, error: String(err && err.message ? err.message : err) });
+    }
+  }
+}
+
+process.on("unhandledRejection", (reason) => {
+  // Recorded, not fatal: a test asserts that the bridge leaves none behind.
+  globalThis.bridgeUnhandled = (globalThis.bridgeUnhandled || 0) + 1;
+  process.stderr.write(`[bridge-runner] unhandled rejection: ${reason}\n`);
+});
+
+try {
+  await main();
+  process.exit(0);
+} catch (err) {
+  process.stderr.write(`[bridge-runner] setup failed: ${err && err.stack ? err.stack : err}\n`);
+  await send({ ready: false, error: String(err) });
+  process.exit(70);
+}

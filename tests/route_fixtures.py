@@ -1,0 +1,298 @@
+"""The real recordings in ``<repo>/../shared/fixtures`` as session test cases.
+
+Each recording is listed once in :data:`CATALOG` with its route and its expected outcome under
+webclient's contract: ``SOURCES.md``'s "suggested outcome" read through ``route-contracts.md`` §6
+(in-stream provider errors are ``upstream_error``; refusals are ``complete``; ``length`` /
+``max_tokens`` stops are ``truncated``; a last event without its blank line is ``truncated``
+and must reach its content's outcome once the blank line is appended; duplicate / spliced
+``message_start`` is ``protocol_error``; multi-stream recordings are split into single
+responses first).
+
+Framing (:func:`cases`):
+* raw SSE files are used byte-exact;
+* ``vercel-ai/*.chunks.txt`` are JSONL payloads: each line becomes ``data: <line>\\n\\n``, and only
+  the Chat route gets ``data: [DONE]\\n\\n`` appended (its own terminal framing);
+* files ending without the final blank line yield two cases: as recorded (``truncated``) and
+  completed with the missing terminator (the content's outcome).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from tests.helpers import assert_chunking_invariant
+from webclient import StreamResult, StreamSession
+
+FIXTURES = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures"
+
+CHAT = "openai-chat"
+RESPONSES = "openai-responses"
+ANTHROPIC = "anthropic-messages"
+GEMINI = "gemini"
+
+
+@dataclass(frozen=True)
+class Recording:
+    """One file: route, expected outcome / stop reason of its content, framing quirks."""
+
+    path: str
+    route: str
+    outcome: str
+    stop_reason: str | None = None
+    #: The bytes that complete the last event when the file lacks them (b"" when it is complete).
+    missing_terminator: bytes = b""
+    #: Split a concatenated multi-response recording at each start event.
+    split_at: str | None = None
+
+
+CATALOG: tuple[Recording, ...] = (
+    # anthropic-sdk-python: .txt files end without the blank line after message_stop.
+    Recording("anthropic-sdk-python/basic_response.txt", ANTHROPIC, "complete", "end_turn", b"\n\n"),
+    Recording("anthropic-sdk-python/tool_use_response.txt", ANTHROPIC, "complete", "tool_use", b"\n\n"),
+    Recording("anthropic-sdk-python/incomplete_partial_json_response.txt", ANTHROPIC, "truncated", "max_tokens",
+              b"\n\n"),
+    Recording("anthropic-sdk-python/refusal_response.txt", ANTHROPIC, "complete", "refusal", b"\n\n"),
+    Recording("anthropic-sdk-python/compaction_response.txt", ANTHROPIC, "complete", "end_turn", b"\n\n"),
+    Recording("anthropic-sdk-python/fallback_response.txt", ANTHROPIC, "complete", "end_turn", b"\n\n"),
+    Recording("anthropic-sdk-python/fallback_credit_response.txt", ANTHROPIC, "complete", "end_turn", b"\n\n"),
+    Recording("anthropic-sdk-python/stream-a-refusal.sse", ANTHROPIC, "complete", "refusal"),
+    Recording("anthropic-sdk-python/stream-a-toolrefusal.sse", ANTHROPIC, "complete", "refusal"),
+    Recording("anthropic-sdk-python/stream-b-fallback.sse", ANTHROPIC, "complete", "end_turn"),
+    # openai-python live recordings (include_usage chunk, [DONE]).
+    *(
+        Recording(f"openai-python/{name}", CHAT, outcome, stop)
+        for name, outcome, stop in (
+            ("chat_content_logprobs__83b060bae42eb41c4f1edbb7c1542b954b37d9dfd1910b964ddebc9677e6ae85.bin",
+             "complete", "stop"),
+            ("chat_json_content__7e5ea4d12e7cc064399b6631415e65923f182256b6e6b752950a3aaa2ad2320a.bin",
+             "complete", "stop"),
+            ("chat_length_cutoff__4cc50a6135d254573a502310e6af1246f55edb6ad95fa24059f160996b68866d.bin",
+             "truncated", "length"),
+            ("chat_n3_multiple_choices__a491adda08c3d4fde95f5b2ee3f60f7f745f1a56d82e62f58031cc2add502380.bin",
+             "complete", "stop"),
+            ("chat_refusal__173417d553406f034f643e5db3f8d591fb691ebac56f5ae39a22cc7d455c5353.bin", "complete", "stop"),
+            ("chat_refusal_logprobs__569c877e69429d4cbc1577d2cd6dd33878095c68badc6b6654a69769b391a1c1.bin",
+             "complete", "stop"),
+            ("chat_text_basic__e2aad469b71d1d4894ff833ea147020a9d875eb7ce644a0ff355581690a4cbfd.bin",
+             "complete", "stop"),
+            ("chat_text_long_json__d615580118391ee13492193e3a8bb74642d23ac1ca13fe37cb6e889b66f759f6.bin",
+             "complete", "stop"),
+            ("chat_tool_call_nonstrict__2018feb66ae13fcf5333d61b95849decc68d3f63bd38172889367e1afb1e04f7.bin",
+             "complete", "tool_calls"),
+            ("chat_tool_call_single__c6aa7e397b7123c3501f25df3a05d4daf7e8ad6d61ffa406ab5361fe36a8d5b1.bin",
+             "complete", "tool_calls"),
+            ("chat_tool_call_strict__a247c49c5fcd492bfb7a02a3306ad615ed8d8f649888ebfddfbc3ee151f44d46.bin",
+             "complete", "tool_calls"),
+            ("chat_tool_calls_parallel__f82268f2fefd5cfbc7eeb59c297688be2f6ca0849a6e4f17851b517310841d9b.bin",
+             "complete", "tool_calls"),
+        )
+    ),
+    # pydantic-ai cassette bodies (raw SSE).
+    Recording("pydantic-ai/test_anthropic__test_anthropic_model_thinking_part_redacted_stream.interaction0.sse",
+              ANTHROPIC, "complete", "end_turn"),
+    Recording("pydantic-ai/test_anthropic__test_anthropic_model_thinking_part_stream.interaction0.sse",
+              ANTHROPIC, "complete", "end_turn"),
+    Recording("pydantic-ai/test_anthropic__test_anthropic_model_web_search_tool_stream.interaction0.sse",
+              ANTHROPIC, "complete", "end_turn"),
+    Recording("pydantic-ai/test_anthropic__test_pause_turn_web_search_streaming_vcr.interaction0.sse",
+              ANTHROPIC, "complete", "pause_turn"),
+    Recording("pydantic-ai/test_anthropic__test_pause_turn_web_search_streaming_vcr.interaction1.sse",
+              ANTHROPIC, "complete", "end_turn"),
+    Recording("pydantic-ai/test_google__test_google_model_stream.interaction0.sse", GEMINI, "complete", "STOP"),
+    Recording("pydantic-ai/test_groq__test_tool_use_failed_error_streaming.interaction0.sse", CHAT, "upstream_error"),
+    Recording("pydantic-ai/test_groq__test_tool_use_failed_error_streaming.interaction1.sse", CHAT, "complete",
+              "tool_calls"),
+    Recording("pydantic-ai/test_groq__test_tool_use_failed_error_streaming.interaction2.sse", CHAT, "complete", "stop"),
+    Recording("pydantic-ai/test_openai__test_run_stream_sync_streams_real_model.interaction0.sse", CHAT, "complete",
+              "tool_calls"),
+    Recording("pydantic-ai/test_openai__test_run_stream_sync_streams_real_model.interaction1.sse", CHAT, "complete",
+              "stop"),
+    Recording("pydantic-ai/test_openai_responses__test_openai_responses_raw_cot_stream_openrouter.interaction0.sse",
+              RESPONSES, "complete", "completed"),
+    Recording("pydantic-ai/test_openai_responses__test_openai_responses_stream.interaction0.sse", RESPONSES,
+              "complete", "completed"),
+    Recording("pydantic-ai/test_openai_responses__test_openai_responses_stream.interaction1.sse", RESPONSES,
+              "complete", "completed"),
+    Recording("pydantic-ai/test_openai_responses__test_openai_responses_streaming_usage.interaction0.sse", RESPONSES,
+              "complete", "completed"),
+    # OpenRouter: finish_reason "length" twice, then a chunk with an error object, then [DONE]:
+    # the error comes before the terminal condition, so it decides.
+    Recording("pydantic-ai/test_openrouter__test_openrouter_stream_error.interaction0.sse", CHAT, "upstream_error"),
+    # vercel-ai.
+    Recording("vercel-ai/anthropic__anthropic-clear-thinking.1.chunks.txt", ANTHROPIC, "complete", "end_turn"),
+    Recording("vercel-ai/anthropic__anthropic-json-tool.2.chunks.txt", ANTHROPIC, "complete", "tool_use"),
+    Recording("vercel-ai/anthropic__anthropic-message-delta-input-tokens.chunks.txt", ANTHROPIC, "complete",
+              "end_turn"),
+    Recording("vercel-ai/anthropic__anthropic-refusal.chunks.txt", ANTHROPIC, "complete", "refusal"),
+    Recording("vercel-ai/anthropic__anthropic-text.chunks.txt", ANTHROPIC, "complete", "end_turn"),
+    Recording("vercel-ai/anthropic__anthropic-tool-no-args.chunks.txt", ANTHROPIC, "complete", "tool_use"),
+    Recording("vercel-ai/anthropic__anthropic-tool-search-deferred-bm25.chunks.txt", ANTHROPIC, "complete",
+              split_at="message_start"),
+    Recording("vercel-ai/anthropic__anthropic-web-search-tool.1.chunks.txt", ANTHROPIC, "complete", "end_turn"),
+    Recording("vercel-ai/anthropic__duplicate-message-start.chunks.txt", ANTHROPIC, "protocol_error"),
+    Recording("vercel-ai/anthropic__spliced-message-start.chunks.txt", ANTHROPIC, "protocol_error"),
+    Recording("vercel-ai/azure__azure-text.1.chunks.txt", RESPONSES, "complete", "completed"),
+    Recording("vercel-ai/azure__azure-tool-call.1.chunks.txt", RESPONSES, "complete", "completed"),
+    Recording("vercel-ai/deepseek__deepseek-text.chunks.txt", CHAT, "truncated", "length"),
+    Recording("vercel-ai/deepseek__deepseek-tool-call.chunks.txt", CHAT, "complete", "tool_calls"),
+    Recording("vercel-ai/google__google-reasoning.chunks.txt", GEMINI, "complete", "STOP"),
+    Recording("vercel-ai/google__google-stream-tool-call-arguments.chunks.txt", GEMINI, "complete", "STOP"),
+    Recording("vercel-ai/google__google-text.chunks.txt", GEMINI, "complete", "STOP"),
+    Recording("vercel-ai/google__google-tool-call.chunks.txt", GEMINI, "complete", "STOP"),
+    Recording("vercel-ai/groq__groq-tool-call.chunks.txt", CHAT, "complete", "tool_calls"),
+    Recording("vercel-ai/open-responses__lmstudio-tool-call.1.chunks.txt", RESPONSES, "complete", "completed"),
+    # Sanitized gateway trace whose final "data: [DONE]" lacks its blank line.
+    Recording("vercel-ai/openai-compatible__anthropic-fallback-tool-call.sse", CHAT, "complete", "tool_calls", b"\n"),
+    Recording("vercel-ai/openai-compatible__xai-tool-call.chunks.txt", CHAT, "complete", "tool_calls"),
+    Recording("vercel-ai/openai__azure-model-router.1.chunks.txt", CHAT, "complete", "stop"),
+    Recording("vercel-ai/openai__openai-error.1.chunks.txt", RESPONSES, "upstream_error"),
+    Recording("vercel-ai/openai__openai-reasoning-encrypted-content.1.chunks.txt", RESPONSES, "complete",
+              split_at="response.created"),
+    Recording("vercel-ai/openai__openai-text.chunks.txt", CHAT, "complete", "stop"),
+)
+
+
+@dataclass(frozen=True)
+class Case:
+    """One byte stream to replay and what it must end as."""
+
+    id: str
+    route: str
+    data: bytes
+    outcome: str
+    stop_reason: str | None
+    recording: Recording
+
+
+def frame_jsonl(lines: list[bytes], route: str) -> bytes:
+    """vercel's harness framing: ``data: <line>\\n\\n`` each; ``[DONE]`` only for Chat."""
+    body = b"".join(b"data: " + line + b"\n\n" for line in lines)
+    return body + b"data: [DONE]\n\n" if route == CHAT else body
+
+
+def _jsonl_streams(rec: Recording) -> list[list[bytes]]:
+    lines = [line for line in (FIXTURES / rec.path).read_bytes().split(b"\n") if line.strip()]
+    if rec.split_at is None:
+        return [lines]
+    streams: list[list[bytes]] = []
+    for line in lines:
+        if json.loads(line).get("type") == rec.split_at or not streams:
+            streams.append([])
+        streams[-1].append(line)
+    return streams
+
+
+def cases() -> list[Case]:
+    """Every replay case derived from :data:`CATALOG` (see the module docstring)."""
+    out: list[Case] = []
+    for rec in CATALOG:
+        name = rec.path.split("/", 1)[1]
+        if rec.path.endswith(".chunks.txt"):
+            streams = _jsonl_streams(rec)
+            for n, lines in enumerate(streams):
+                suffix = f"#{n}" if len(streams) > 1 else ""
+                out.append(Case(name + suffix, rec.route, frame_jsonl(lines, rec.route), rec.outcome,
+                                rec.stop_reason, rec))
+            continue
+        raw = (FIXTURES / rec.path).read_bytes()
+        if rec.missing_terminator:
+            out.append(Case(name + "[as-recorded]", rec.route, raw, "truncated", None, rec))
+            out.append(Case(name + "[terminated]", rec.route, raw + rec.missing_terminator, rec.outcome,
+                            rec.stop_reason, rec))
+        else:
+            out.append(Case(name, rec.route, raw, rec.outcome, rec.stop_reason, rec))
+    return out
+
+
+def replay(route: str, chunks: list[bytes], **session_kwargs: object) -> StreamSession:
+    """Open a 200 event-stream session, feed ``chunks``, finish it; return the session."""
+    session = StreamSession(route, **session_kwargs)  # type: ignore[arg-type]
+    session.open(200, "text/event-stream")
+    for chunk in chunks:
+        if session.done:
+            break
+        session.feed(chunk)
+    session.finish()
+    return session
+
+
+#: Telemetry fields that legitimately depend on how the bytes were chunked or, after a
+#: mid-stream failure, on how much of the chunk holding the failing event was already read.
+CHUNKING_DEPENDENT = ("chunk_count",)
+AFTER_FAILURE_DEPENDENT = ("bytes_received", "decoded_character_count", "pending_line_character_count",
+                           "pending_event_character_count")
+
+
+def comparable(route: str, chunks: list[bytes], **session_kwargs: object) -> tuple[object, ...]:
+    """The chunking-invariant view of a replay: the result dict (minus chunking-dependent
+    telemetry), the updates with consecutive deltas merged, and the final update's kind."""
+    session = StreamSession(route, **session_kwargs)  # type: ignore[arg-type]
+    updates = list(session.open(200, "text/event-stream"))
+    ended_early = False
+    for chunk in chunks:
+        if session.done:
+            ended_early = True
+            break
+        updates.extend(session.feed(chunk))
+    ended_early = ended_early or session.done
+    result = session.finish()
+    final = session.final_update
+    assert final is not None
+    if not ended_early:
+        updates.append(final)
+    assert updates[-1] is final, "the final update must come last"
+    data = result.to_dict()
+    telemetry = dict(data["telemetry"])
+    for key in CHUNKING_DEPENDENT + (AFTER_FAILURE_DEPENDENT if ended_early else ()):
+        telemetry.pop(key)
+    data["telemetry"] = telemetry
+    return (data, merge_deltas([u.to_dict() for u in updates[:-1]]), final.kind, session.events_seen)
+
+
+def merge_deltas(updates: list[dict[str, object]]) -> list[dict[str, object]]:
+    """Merge consecutive text/tool-input deltas for the same target (h11's normalize_data_events)."""
+    merged: list[dict[str, object]] = []
+    for update in updates:
+        prev = merged[-1] if merged else None
+        if prev is not None and update["kind"] == prev["kind"] == "text_delta" and (
+            update["channel"], update["index"]) == (prev["channel"], prev["index"]):
+            merged[-1] = {**prev, "text": str(prev["text"]) + str(update["text"])}
+        elif (prev is not None and update["kind"] == prev["kind"] == "tool_input_delta"
+              and update["call"] == prev["call"]):
+            merged[-1] = {**prev, "fragment": str(prev["fragment"]) + str(update["fragment"])}
+        else:
+            merged.append(update)
+    return merged
+
+
+# -- synthetic streams for the route tests -----------------------------------------------------
+
+def sse(*items: object) -> bytes:
+    """Frame events: a dict becomes ``data: <json>``, a str is the data text as is, and a pair
+    ``(name, payload)`` adds an ``event: name`` line. Each event ends with a blank line."""
+    out = []
+    for item in items:
+        name = None
+        if isinstance(item, tuple):
+            name, item = item
+        text = item if isinstance(item, str) else json.dumps(item, separators=(",", ":"))
+        out.append((f"event: {name}\n" if name else "") + f"data: {text}\n\n")
+    return "".join(out).encode()
+
+
+def check(route: str, data: bytes, **session_kwargs: object) -> tuple[StreamResult, list[dict[str, object]]]:
+    """Replay ``data`` under every chunking (one result for all of them) and return the
+    whole-input :class:`StreamResult` and the merged updates (final update excluded)."""
+    view = assert_chunking_invariant(lambda chunks: comparable(route, chunks, **session_kwargs), data,
+                                     random_count=20)
+    session = replay(route, [data], **session_kwargs)
+    assert session.result is not None
+    return session.result, view[1]  # type: ignore[return-value]
+
+
+def outcome_of(route: str, data: bytes, **session_kwargs: object) -> tuple[str, str | None]:
+    """``(outcome, stage)`` of ``data`` under every chunking."""
+    result, _ = check(route, data, **session_kwargs)
+    return result.outcome.value, result.stage

@@ -1,0 +1,380 @@
+"""webclient.browser inside Pyodide under Node: JS ReadableStreams cut at awkward places, and a real local server.
+
+One Node process (tests/bridge_runner.mjs) boots Pyodide 314.0.7 from the pinned npm package, installs the wheel
+``build_scripts/pyodide_tools.py wheel`` builds from this tree, and runs the coroutines of tests/bridge_cases.py on
+request. Node 20's own fetch talks to tests/sse_test_server.py on 127.0.0.1, so aborts and cancellations travel
+over a real socket and the server reports whether it saw the connection close.
+"""
+
+from __future__ import annotations
+
+import base64
+import itertools
+import json
+import os
+import queue
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.bridge_streams import CHAT, CHAT_HEAD, COMMENT, TEXT_PARTS, TOOL, comparable, cut_lists, expected
+from tests.sse_test_server import Abort, Pause, Script, Send, SSETestServer, Stall, sse_script
+
+pytestmark = pytest.mark.host
+
+ROOT = Path(__file__).resolve().parents[1]
+TOOL_SCRIPT = ROOT / "build_scripts" / "pyodide_tools.py"
+RUNNER = ROOT / "tests" / "bridge_runner.mjs"
+PYODIDE_DIR = ROOT / "build" / "node" / "node_modules" / "pyodide"
+BOOT_TIMEOUT_S = 180
+CALL_TIMEOUT_S = 120
+#: Generous bound on how long after a stop the server must notice the closed connection.
+DISCONNECT_WITHIN_S = 5.0
+
+
+class PyodideNode:
+    """The long-lived runner: one JSON command per line in, one JSON answer per line out."""
+
+    def __init__(self) -> None:
+        for step in ("fetch", "wheel"):
+            proc = subprocess.run([sys.executable, str(TOOL_SCRIPT), step], cwd=ROOT, capture_output=True,
+                                  text=True, timeout=600, check=False)
+            assert proc.returncode == 0, f"pyodide_tools.py {step} failed:\n{proc.stderr}"
+        wheels = sorted((ROOT / "build" / "dist").glob("webclient-*.whl"))
+        assert len(wheels) == 1, wheels
+        node = os.environ.get("NODE") or shutil.which("node")
+        assert node, "node (>= 20) is required for the Pyodide bridge tests"
+        self._proc = subprocess.Popen(
+            [node, str(RUNNER), "--pyodide", str(PYODIDE_DIR), "--wheel", str(wheels[0]),
+             "--mount", f"{ROOT / 'tests'}:/bridge"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1)
+        self._lines: queue.Queue[str] = queue.Queue()
+        self._reader = threading.Thread(target=self._pump, daemon=True)
+        self._reader.start()
+        hello = json.loads(self._next_line(BOOT_TIMEOUT_S))
+        assert hello.get("ready") is True, hello
+        self._ids = 0
+        self.call("import sys; sys.path.insert(0, '/bridge'); import bridge_cases; json.dumps(True)")
+
+    def _pump(self) -> None:
+        assert self._proc.stdout is not None
+        for line in self._proc.stdout:
+            self._lines.put(line)
+        self._lines.put("")
+
+    def _next_line(self, timeout: float) -> str:
+        try:
+            line = self._lines.get(timeout=timeout)
+        except queue.Empty:
+            raise AssertionError(f"no answer from the Pyodide runner within {timeout} s") from None
+        assert line, f"the Pyodide runner exited with {self._proc.poll()}"
+        return line
+
+    def call(self, code: str, timeout: float = CALL_TIMEOUT_S) -> Any:
+        self._ids += 1
+        assert self._proc.stdin is not None
+        self._proc.stdin.write(json.dumps({"id": self._ids, "code": code}) + "\n")
+        self._proc.stdin.flush()
+        answer = json.loads(self._next_line(timeout))
+        assert answer["id"] == self._ids
+        assert answer["ok"], answer["error"]
+        return answer["value"]
+
+    def case(self, name: str, **kwargs: Any) -> Any:
+        """``await bridge_cases.<name>(**kwargs)`` inside Pyodide."""
+        args = json.dumps(json.dumps(kwargs))
+        return self.call(f"json.dumps(await bridge_cases.{name}(**json.loads({args})))")
+
+    def close(self) -> None:
+        if self._proc.stdin is not None:
+            self._proc.stdin.close()
+        try:
+            self._proc.wait(20)
+        except subprocess.TimeoutExpired:
+            self._proc.kill()
+            self._proc.wait(10)
+        self._reader.join(10)
+        if self._proc.stdout is not None:
+            self._proc.stdout.close()
+
+
+@pytest.fixture(scope="module")
+def pyodide() -> Iterator[PyodideNode]:
+    runner = PyodideNode()
+    try:
+        yield runner
+    finally:
+        runner.close()
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[SSETestServer]:
+    with SSETestServer() as srv:
+        yield srv
+
+
+def b64(chunks: list[bytes]) -> list[str]:
+    return [base64.b64encode(c).decode() for c in chunks]
+
+
+def texts(updates: list[dict[str, Any]]) -> str:
+    return "".join(u["text"] for u in updates if u["kind"] == "text_delta")
+
+
+def closed_port() -> int:
+    """A loopback port nothing listens on."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+# -- JS ReadableStream chunks cut inside characters, CRLF pairs and JSON -----------------------------------------
+
+
+@pytest.mark.parametrize("fast", [False, True], ids=["pull", "fast"])
+@pytest.mark.parametrize("data", [CHAT, TOOL], ids=["text", "tool_call"])
+def test_stream_chunks_split_inside_characters_crlf_and_json_give_the_whole_input_result(
+        pyodide: PyodideNode, data: bytes, fast: bool) -> None:
+    lists = cut_lists(data)
+    reference = expected(data)
+    assert reference["outcome"] == "complete"
+
+    runs = pyodide.case("chunkings", data_b64=base64.b64encode(data).decode(), cut_lists=lists, fast=fast)["runs"]
+
+    assert len(runs) == len(lists)
+    for cuts, run in zip(lists, runs, strict=True):
+        assert run["pulled"] == run["chunks"] == len({c for c in cuts if 0 < c < len(data)}) + 1
+        assert run["result"] == reference, f"cuts {cuts}"
+        assert run["text"] == reference["text"]
+        if reference["tool_calls"]:
+            assert json.loads(run["fragments"]) == reference["tool_calls"][0]["arguments"]
+
+
+def test_a_byte_by_byte_stream_is_reported_chunk_by_chunk_in_the_timeline(pyodide: PyodideNode) -> None:
+    chunks = [CHAT[i : i + 1] for i in range(len(CHAT))]
+
+    out = pyodide.case("run_stream", chunks_b64=b64(chunks), fast=True)
+
+    log = out["chunk_log"]
+    assert [t["chunks"] for t in log] == list(range(1, len(CHAT) + 1))
+    assert [t["bytes"] for t in log] == list(range(1, len(CHAT) + 1))
+    assert log[-1]["events"] == 5 and all(a["events"] <= b["events"] for a, b in itertools.pairwise(log))
+    assert all(a["t_ms"] <= b["t_ms"] for a, b in itertools.pairwise(log))
+    assert out["result"]["telemetry"]["chunk_count"] == len(CHAT)
+
+
+@pytest.mark.parametrize("fast", [False, True], ids=["pull", "fast"])
+@pytest.mark.parametrize(("status", "content_type", "stage"), [(500, "text/event-stream", "status"),
+                                                             (200, "text/html", "media_type")])
+def test_gate_refusal_cancels_the_js_body_without_reading_a_byte(
+        pyodide: PyodideNode, fast: bool, status: int, content_type: str, stage: str) -> None:
+    out = pyodide.case("run_stream", chunks_b64=b64([CHAT]), status=status, content_type=content_type, fast=fast)
+
+    assert (out["result"]["outcome"], out["result"]["stage"]) == ("protocol_error", stage)
+    assert out["fake"] == {"pulled": 0, "cancelled": True, "calls": 1}
+    assert out["result"]["telemetry"]["bytes_received"] == 0 and out["chunk_log"] == []
+    assert [u["kind"] for u in out["updates"]] == ["failed"]
+
+
+# -- a real server on 127.0.0.1 ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("fast", [False, True], ids=["pull", "fast"])
+def test_slow_real_stream_commits_and_the_request_is_posted_as_json(
+        pyodide: PyodideNode, server: SSETestServer, fast: bool) -> None:
+    url = server.url(sse_script(TOOL, chunk_size=97, delay=0.01))
+
+    out = pyodide.case("run_stream", url=url, fast=fast, body={"model": "m", "stream": True},
+                       headers={"x-request-tag": "t1"})
+
+    assert comparable(out["result"]) == expected(TOOL)
+    kinds = [u["kind"] for u in out["updates"]]
+    assert kinds[-1] == "committed" and kinds.count("committed") == 1
+    assert out["updates"][-1]["result"] == out["result"]
+    assert out["result"]["telemetry"]["duration_ms"] > 0 and out["result"]["telemetry"]["observed_at"]
+    assert out["chunk_log"][-1]["bytes"] == len(TOOL)
+    exchange = server.exchange(url)
+    assert exchange.method == "POST" and json.loads(exchange.request_body) == {"model": "m", "stream": True}
+    assert exchange.request_headers["accept"] == "text/event-stream"
+    assert exchange.request_headers["content-type"] == "application/json"
+    assert exchange.request_headers["x-request-tag"] == "t1"
+    assert exchange.finished.is_set()
+
+
+@pytest.mark.parametrize(("script", "stage"), [
+    (Script([Send(b"<html>Bad gateway</html>"), Stall(20)], status=502, content_type="text/html"), "status"),
+    (Script([Send(b'{"error": "x"}'), Stall(20)], content_type="application/json"), "media_type"),
+], ids=["status", "media_type"])
+def test_real_gate_refusal_is_protocol_error_and_the_download_is_dropped(
+        pyodide: PyodideNode, server: SSETestServer, script: Script, stage: str) -> None:
+    url = server.url(script)
+
+    out = pyodide.case("run_stream", url=url)
+
+    assert (out["result"]["outcome"], out["result"]["stage"]) == ("protocol_error", stage)
+    assert out["result"]["telemetry"]["bytes_received"] == 0
+    assert out["result"]["telemetry"]["http_status"] == script.status
+    assert server.exchange(url).disconnected.wait(DISCONNECT_WITHIN_S)
+
+
+@pytest.mark.parametrize("fast", [False, True], ids=["pull", "fast"])
+def test_idle_timeout_stops_the_download_and_the_server_sees_the_connection_close(
+        pyodide: PyodideNode, server: SSETestServer, fast: bool) -> None:
+    url = server.url(Script([Send(CHAT_HEAD), Stall(30)]))
+
+    out = pyodide.case("run_stream", url=url, fast=fast, deadlines={"idle": 0.3})
+
+    assert (out["result"]["outcome"], out["result"]["stage"]) == ("timeout", "idle")
+    assert texts(out["updates"]) == "".join(TEXT_PARTS[:2])
+    assert out["updates"][-1]["kind"] == "failed"
+    assert 0.3 <= out["elapsed"] < 3
+    exchange = server.exchange(url)
+    assert exchange.disconnected.wait(DISCONNECT_WITHIN_S) and not exchange.finished.is_set()
+
+
+def test_keepalive_comments_do_not_count_as_a_first_event(pyodide: PyodideNode, server: SSETestServer) -> None:
+    url = server.url(Script([s for _ in range(30) for s in (Send(COMMENT), Pause(0.1))]))
+
+    out = pyodide.case("run_stream", url=url, deadlines={"first_event": 0.5})
+
+    assert (out["result"]["outcome"], out["result"]["stage"]) == ("timeout", "first_event")
+    assert server.exchange(url).disconnected.wait(DISCONNECT_WITHIN_S)
+
+
+def test_keepalive_comments_rearm_the_idle_deadline(pyodide: PyodideNode, server: SSETestServer) -> None:
+    pings = [s for _ in range(8) for s in (Pause(0.1), Send(COMMENT))]
+    url = server.url(Script([Send(CHAT_HEAD), *pings, Send(CHAT[len(CHAT_HEAD):])]))
+
+    out = pyodide.case("run_stream", url=url, deadlines={"idle": 0.4})
+
+    assert out["result"]["outcome"] == "complete"
+
+
+def test_connect_deadline_covers_a_server_that_never_sends_headers(
+        pyodide: PyodideNode, server: SSETestServer) -> None:
+    url = server.url(Script([Send(CHAT)], head_delay=20))
+
+    out = pyodide.case("run_stream", url=url, deadlines={"connect": 0.3})
+
+    assert (out["result"]["outcome"], out["result"]["stage"]) == ("timeout", "connect")
+    assert out["result"]["telemetry"]["http_status"] is None
+    assert server.exchange(url).disconnected.wait(DISCONNECT_WITHIN_S)
+
+
+def test_total_deadline_stops_a_stream_that_keeps_producing(pyodide: PyodideNode, server: SSETestServer) -> None:
+    url = server.url(Script([s for _ in range(40) for s in (Send(CHAT_HEAD), Pause(0.05))]))
+
+    out = pyodide.case("run_stream", url=url, deadlines={"total": 0.5, "idle": 5})
+
+    assert (out["result"]["outcome"], out["result"]["stage"]) == ("timeout", "total")
+    assert 0.5 <= out["elapsed"] < 3
+    assert server.exchange(url).disconnected.wait(DISCONNECT_WITHIN_S)
+
+
+@pytest.mark.parametrize("fast", [False, True], ids=["pull", "fast"])
+@pytest.mark.parametrize("how", ["method", "task", "break", "signal"])
+def test_cancellation_mid_stream_ends_cancelled_and_the_server_sees_the_connection_close(
+        pyodide: PyodideNode, server: SSETestServer, fast: bool, how: str) -> None:
+    url = server.url(Script([Send(CHAT_HEAD), Stall(30)]))
+
+    out = pyodide.case("run_stream", url=url, fast=fast, cancel_after=1, cancel_how=how)
+
+    assert (out["result"]["outcome"], out["result"]["stage"]) == ("cancelled", "caller")
+    assert out["raised"] == ("CancelledError" if how == "task" else None)
+    assert out["elapsed"] < 3
+    exchange = server.exchange(url)
+    assert exchange.disconnected.wait(DISCONNECT_WITHIN_S) and not exchange.finished.is_set()
+
+
+@pytest.mark.parametrize("fast", [False, True], ids=["pull", "fast"])
+def test_clean_eof_before_the_terminal_event_is_truncated(
+        pyodide: PyodideNode, server: SSETestServer, fast: bool) -> None:
+    url = server.url(sse_script(CHAT_HEAD, chunk_size=16, delay=0.01))
+
+    out = pyodide.case("run_stream", url=url, fast=fast)
+
+    assert (out["result"]["outcome"], out["result"]["stage"]) == ("truncated", "eof")
+    assert out["result"]["committed"] is False and out["result"]["text"] == "".join(TEXT_PARTS[:2])
+
+
+@pytest.mark.parametrize("fast", [False, True], ids=["pull", "fast"])
+def test_connection_reset_mid_stream_is_truncated_network(
+        pyodide: PyodideNode, server: SSETestServer, fast: bool) -> None:
+    url = server.url(Script([Send(CHAT_HEAD), Pause(0.1), Abort()], connection_close=False))
+
+    out = pyodide.case("run_stream", url=url, fast=fast)
+
+    assert (out["result"]["outcome"], out["result"]["stage"]) == ("truncated", "network")
+    assert texts(out["updates"]) == "".join(TEXT_PARTS[:2])
+
+
+def test_refused_connection_is_truncated_network_without_a_status(pyodide: PyodideNode) -> None:
+    out = pyodide.case("run_stream", url=f"http://127.0.0.1:{closed_port()}/v1/chat/completions")
+
+    assert (out["result"]["outcome"], out["result"]["stage"]) == ("truncated", "network")
+    assert out["result"]["telemetry"]["http_status"] is None
+
+
+# -- the JS entry point ------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("fast", [False, True], ids=["pull", "fast"])
+def test_start_stream_gives_javascript_plain_objects_with_a_timeline(
+        pyodide: PyodideNode, server: SSETestServer, fast: bool) -> None:
+    url = server.url(sse_script(TOOL, chunk_size=128, delay=0.005))
+
+    out = pyodide.case("js_entry_point", url=url, fast=fast)
+
+    assert out["allPlain"] is True
+    assert out["handle_keys"] == ["cancel", "result"]
+    assert comparable(out["resolved"]) == expected(TOOL)
+    assert out["results"] == [out["resolved"]]
+    kinds = [u["kind"] for u in out["updates"]]
+    assert kinds[-1] == "committed" and "tool_call" in kinds and "tool_input_delta" in kinds
+    assert out["updates"][-1]["result"] == out["resolved"]
+    assert all(set(u["timeline"]) == {"t_ms", "chunks", "bytes", "events"} for u in out["updates"])
+    assert out["updates"][-1]["timeline"]["bytes"] == len(TOOL) == out["chunks"][-1]["bytes"]
+    assert [c["chunks"] for c in out["chunks"]] == list(range(1, len(out["chunks"]) + 1))
+    assert json.loads(server.exchange(url).request_body) == {"model": "m", "stream": True}
+
+
+def test_start_stream_handle_cancel_aborts_the_request(pyodide: PyodideNode, server: SSETestServer) -> None:
+    url = server.url(Script([Send(CHAT_HEAD), Stall(30)]))
+
+    out = pyodide.case("js_entry_point", url=url, cancel_after=1)
+
+    assert (out["resolved"]["outcome"], out["resolved"]["stage"]) == ("cancelled", "caller")
+    assert out["updates"][-1]["kind"] == "failed"
+    assert server.exchange(url).disconnected.wait(DISCONNECT_WITHIN_S)
+
+
+def test_start_stream_deadlines_are_given_in_milliseconds(pyodide: PyodideNode, server: SSETestServer) -> None:
+    url = server.url(Script([Send(CHAT_HEAD), Stall(30)]))
+
+    out = pyodide.case("js_entry_point", url=url, deadlines={"idle_ms": 300})
+
+    assert (out["resolved"]["outcome"], out["resolved"]["stage"]) == ("timeout", "idle")
+
+
+# -- FFI hygiene -------------------------------------------------------------------------------------------------
+
+
+def test_no_proxy_or_reference_leaks_per_stream(pyodide: PyodideNode, server: SSETestServer) -> None:
+    urls = {"ok": server.url(sse_script(CHAT, chunk_size=64)),
+            "stall": server.url(Script([Send(CHAT_HEAD), Stall(30)])),
+            "bad": server.url(Script([Send(b"nope")], status=503, content_type="text/plain"))}
+
+    out = pyodide.case("leak_check", urls=urls, rounds=3)
+
+    assert out["after"]["pyproxies"] == out["before"]["pyproxies"], out
+    assert out["after"]["hiwire"] == out["before"]["hiwire"], out
+    assert out["unhandled"] == 0
+    assert set(out["outcomes"]) == {"complete", "timeout", "cancelled", "protocol_error"}
+    assert out["outcomes"] == out["warm"] * 3

@@ -1,0 +1,524 @@
+"""The ``check`` engine (webclient/_check.py): green on every complete recording, red on broken sessions.
+
+Each deliberately broken session below is a small subclass or wrapper of the real
+:class:`~webclient.StreamSession` with one classic stream-client bug; the test asserts that the
+check designed for that bug fails on it (and says where, without content), while the real session
+passes the same battery.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Callable
+from typing import Any, ClassVar
+
+import pytest
+
+from tests.helpers import assert_chunking_invariant
+from tests.route_fixtures import CHAT, Case, cases, comparable, replay, sse
+from webclient import Limits, Outcome, StreamSession
+from webclient._check import (
+    CATEGORIES,
+    CHECKS,
+    EOF_TIERS,
+    Canary,
+    CheckConfig,
+    CheckedSession,
+    CheckReport,
+    SessionFactory,
+    canary_capture,
+    check_capture,
+    cut_patterns,
+    error_event,
+    inject_event,
+    inject_line,
+    injection_sites,
+    scan_capture,
+    select_positions,
+    session_factory,
+)
+from webclient._pipeline import EventStreamParser
+from webclient._updates import StreamResult
+from webclient._utf8 import UTF8Decoder
+
+CASES = cases()
+COMPLETE = [c for c in CASES if c.outcome == "complete"]
+NOT_COMPLETE = [c for c in CASES if c.outcome != "complete"]
+
+#: Small but real: every position for captures up to 1 KiB, 48 sampled positions above.
+SMALL = CheckConfig(every_position_max=1024, work_budget=48 * 1024, patterns=4)
+
+
+def limits_for(data: bytes) -> Limits:
+    """Ceilings comfortably above the capture's longest line, so injections stay cheap."""
+    longest = max(len(line) for line in data.split(b"\n"))
+    return Limits(max_line_chars=2 * longest + 1024, max_event_chars=4 * longest + 4096)
+
+
+def small_config(data: bytes) -> CheckConfig:
+    return SMALL if len(data) <= 1024 else dataclasses.replace(SMALL, max_splits=48)
+
+
+def run_check(route: str, data: bytes, make: Callable[..., CheckedSession] | None = None,
+              config: CheckConfig | None = None, **kwargs: Any) -> CheckReport:
+    limits = limits_for(data)
+    factory: SessionFactory
+    if make is None:
+        factory = session_factory(route, limits=limits, **kwargs)
+    else:
+        def factory() -> CheckedSession:
+            return make(route, limits=limits, **kwargs)
+    return check_capture(data, factory, route=route, limits=limits, config=config or small_config(data))
+
+
+def by_name(report: CheckReport) -> dict[str, Any]:
+    return {c.name: c for c in report.checks}
+
+
+def failed_checks(report: CheckReport) -> set[str]:
+    return {c.name for c in report.checks if not c.passed}
+
+
+# -- synthetic captures with everything the checks look for ------------------------------------
+
+
+def chat_capture(sep: str = "\n") -> bytes:
+    """A Chat stream with raw multi-byte text and tool arguments, usage and [DONE]."""
+    base = {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": "m"}
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+        return {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+
+    items: list[object] = [chunk({"role": "assistant", "content": ""})]
+    items += [chunk({"content": t}) for t in ("Grüße", " aus ", "Köln — ", "世界 ", "🎉!")]
+    items.append(chunk({"tool_calls": [{"index": 0, "id": "call_1", "type": "function",
+                                        "function": {"name": "weather", "arguments": ""}}]}))
+    for fragment in ('{"city": "Zü', 'rich", "note": "naïve ☃', '"}'):
+        items.append(chunk({"tool_calls": [{"index": 0, "function": {"arguments": fragment}}]}))
+    items.append(chunk({}, "tool_calls"))
+    items.append({**base, "choices": [], "usage": {"prompt_tokens": 3, "completion_tokens": 9}})
+    items.append("[DONE]")
+    text = sse(*items).decode("utf-8")
+    return json_raw_utf8(text).replace("\n", sep).encode("utf-8")
+
+
+def json_raw_utf8(text: str) -> str:
+    """``sse`` writes ASCII-escaped JSON; put the characters back as raw UTF-8 text."""
+    return "\n".join(
+        "data: " + json.dumps(json.loads(line[6:]), ensure_ascii=False, separators=(",", ":"))
+        if line.startswith("data: {") else line
+        for line in text.split("\n")
+    )
+
+
+CHAT_DATA = chat_capture()
+CHAT_CRLF = chat_capture("\r\n")
+
+
+# -- the real session passes ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("case", COMPLETE, ids=[c.id for c in COMPLETE])
+def test_every_complete_recording_passes_every_check(case: Case) -> None:
+    report = run_check(case.route, case.data)
+    assert report.exit_code == 0, [c.to_dict() for c in report.checks if not c.passed]
+    assert [c.name for c in report.checks] == list(CHECKS)
+    assert all(c.cases > 0 for c in report.checks)
+    leak = by_name(report)["leak"].coverage
+    if leak["substitutions"]["text"] or leak["substitutions"]["tool_arguments"]:
+        assert leak["canary_reached_output"] is True
+
+
+@pytest.mark.parametrize("case", NOT_COMPLETE, ids=[c.id for c in NOT_COMPLETE])
+def test_a_capture_that_is_not_complete_is_reported_with_its_outcome_and_exit_code_2(case: Case) -> None:
+    report = run_check(case.route, case.data)
+    assert report.exit_code == 2
+    assert report.whole_outcome == case.outcome
+    assert [c.name for c in report.checks] == ["whole"]
+    assert not report.passed
+
+
+@pytest.mark.parametrize("data", [CHAT_DATA, CHAT_CRLF], ids=["lf", "crlf"])
+def test_synthetic_multibyte_tool_call_capture_passes_with_every_position_checked(data: bytes) -> None:
+    report = run_check(CHAT, data, config=CheckConfig(patterns=6))
+    assert report.exit_code == 0, [c.to_dict() for c in report.checks if not c.passed]
+    split = by_name(report)["split"]
+    assert split.cases == len(data) - 1
+    assert split.coverage["sampled"] is False
+    assert by_name(report)["eof"].cases == len(data)
+    for category in ("multibyte", "tool_json", "boundary", "tail") + (("crlf",) if b"\r\n" in data else ()):
+        assert split.coverage["by_category"][category] > 0, category
+
+
+def test_tool_schema_failures_on_canary_arguments_keep_the_canary_out_of_problems() -> None:
+    tools = {"weather": {"type": "object", "properties": {"city": {"type": "string", "maxLength": 20},
+                                                          "note": {"type": "string"}},
+                         "required": ["city"], "additionalProperties": False}}
+    report = run_check(CHAT, CHAT_DATA, tools=tools)
+    assert report.exit_code == 0, [c.to_dict() for c in report.checks if not c.passed]
+    # The canary arguments break the schema (too long), so the leak check also walked the
+    # payload_error path: its problems must not quote the value.
+    planted, counts = canary_capture(CHAT_DATA, CHAT, Canary.from_seed(0))
+    assert counts["tool_arguments"] == 2
+    session = StreamSession(CHAT, tools=tools)
+    session.open(200, "text/event-stream")
+    session.feed(planted)
+    result = session.finish()
+    assert (result.outcome.value, result.stage) == ("payload_error", "tool_schema")
+    assert result.tool_calls[0].problems
+    assert not Canary.from_seed(0).found_in(" ".join(result.tool_calls[0].problems))
+
+
+# -- deliberately broken sessions ------------------------------------------------------------------
+
+
+class FreshDecoderPerChunk(StreamSession):
+    """Bug: a new UTF-8 decoder for every chunk, so a character split across chunks is lost."""
+
+    def feed(self, data: bytes) -> list[Any]:
+        parser: EventStreamParser = self._parser
+        old = parser.decoder
+        fresh = UTF8Decoder("strict")
+        fresh.bytes_received, fresh.chars_decoded = old.bytes_received, old.chars_decoded
+        parser.decoder = fresh
+        return super().feed(data)
+
+
+class _ChunkwiseDecoder(UTF8Decoder):
+    """``bytes.decode(errors="replace")`` on every chunk on its own."""
+
+    def feed(self, data: bytes) -> str:
+        text = data.decode("utf-8", "replace")
+        self.bytes_received += len(data)
+        self.chars_decoded += len(text)
+        return text
+
+
+class DecodesEachChunk(StreamSession):
+    """Bug: each chunk decoded independently (U+FFFD where a character was split)."""
+
+    def __init__(self, route: str, **kwargs: Any) -> None:
+        super().__init__(route, **kwargs)
+        self._parser.decoder = _ChunkwiseDecoder("replace")
+
+
+class EofIsCompletion(StreamSession):
+    """Bug: a clean socket close counts as the terminal condition."""
+
+    def finish(self) -> StreamResult:
+        if not self.done:
+            self._route.terminal_seen = True
+            self._route.stop_reason = self._route.stop_reason or "stop"
+        return super().finish()
+
+
+class ReadyBeforeCommit(StreamSession):
+    """Bug: a validated tool call is ready even when the response did not complete."""
+
+    def finish(self) -> StreamResult:
+        result = super().finish()
+        calls = tuple(dataclasses.replace(c, ready=c.state == "valid") for c in result.tool_calls)
+        return dataclasses.replace(result, tool_calls=calls)
+
+
+class TextInTelemetry(StreamSession):
+    """Bug: the answer's first words logged as the model alias."""
+
+    def finish(self) -> StreamResult:
+        result = super().finish()
+        return result.with_telemetry(dataclasses.replace(result.telemetry, model_alias=result.text[:40] or None))
+
+
+class ContentInStage(StreamSession):
+    """Bug: a failure stage that quotes the offending tool input."""
+
+    def finish(self) -> StreamResult:
+        result = super().finish()
+        if result.stage is not None and result.tool_calls:
+            return dataclasses.replace(result, stage=f"{result.stage}: {result.tool_calls[0].input_text[:60]}")
+        return result
+
+
+class StaleAcrossSessions(StreamSession):
+    """Bug: state shared at class level survives a failed session (a pooled, unreset parser)."""
+
+    stale: ClassVar[list[bytes]] = []
+
+    def open(self, status: int, content_type: str | None) -> list[Any]:
+        updates = super().open(status, content_type)
+        if self.stale:
+            super().feed(self.stale[-1])
+        return updates
+
+    def finish(self) -> StreamResult:
+        result = super().finish()
+        if not result.committed and not self.stale:
+            self.stale.append(b": leftover from a failed attempt\n")
+        return result
+
+
+class IgnoresSSECeilings(StreamSession):
+    """Bug: the SSE buffers are unbounded whatever limits the caller configured."""
+
+    def __init__(self, route: str, **kwargs: Any) -> None:
+        super().__init__(route, **kwargs)
+        self._parser = EventStreamParser(Limits(max_line_chars=1 << 30, max_event_chars=1 << 30))
+
+
+class OpaqueWrapper:
+    """A composition wrapper that forwards the session calls but exposes no pending counters."""
+
+    def __init__(self, route: str, **kwargs: Any) -> None:
+        self._inner = StreamSession(route, **kwargs)
+
+    @property
+    def done(self) -> bool:
+        return self._inner.done
+
+    def open(self, status: int, content_type: str | None) -> list[Any]:
+        return self._inner.open(status, content_type)
+
+    def feed(self, data: bytes) -> list[Any]:
+        return self._inner.feed(data)
+
+    def finish(self) -> StreamResult:
+        return self._inner.finish()
+
+    def abort(self, outcome: Outcome = Outcome.CANCELLED, stage: str = "caller") -> StreamResult:
+        return self._inner.abort(outcome, stage)
+
+
+def test_a_decoder_recreated_per_chunk_fails_split_at_a_multibyte_position_with_decode_error() -> None:
+    report = run_check(CHAT, CHAT_DATA, FreshDecoderPerChunk, CheckConfig(patterns=2))
+    assert report.exit_code == 1
+    split = by_name(report)["split"]
+    first = split.first_failure
+    assert first is not None
+    assert (first.category, first.outcome, first.stage) == ("multibyte", "decode_error", "utf8")
+    assert first.position == CHAT_DATA.index("ü".encode()) + 1
+    # Every interior byte of every multi-byte character fails, and nothing else does.
+    interior = scan_capture(CHAT_DATA, CHAT).special["multibyte"]
+    assert split.failures == len(interior)
+    assert "multisplit" in failed_checks(report)
+    assert not {"eof", "oversized", "leak"} & failed_checks(report)
+
+
+def test_decoding_each_chunk_independently_fails_split_with_different_text_and_tool_calls() -> None:
+    report = run_check(CHAT, CHAT_DATA, DecodesEachChunk, CheckConfig(patterns=2))
+    first = by_name(report)["split"].first_failure
+    assert report.exit_code == 1 and first is not None
+    assert first.category == "multibyte" and first.outcome == "complete"
+    assert first.problem.startswith("differs in ") and "text" in first.problem
+    tool_failures = [p for p in scan_capture(CHAT_DATA, CHAT).special["tool_json"]
+                     if p in scan_capture(CHAT_DATA, CHAT).special["multibyte"]]
+    assert tool_failures, "the synthetic capture must split a character inside tool JSON"
+
+
+def test_decoding_each_chunk_independently_is_caught_on_a_real_recording() -> None:
+    case = next(c for c in COMPLETE if c.id == "stream-a-refusal.sse")
+    report = run_check(case.route, case.data, DecodesEachChunk)
+    first = by_name(report)["split"].first_failure
+    assert first is not None and first.category == "multibyte"
+
+
+def test_treating_eof_as_completion_fails_eof_at_the_first_event_boundary() -> None:
+    report = run_check(CHAT, CHAT_DATA, EofIsCompletion, CheckConfig(patterns=2))
+    eof = by_name(report)["eof"]
+    assert report.exit_code == 1 and eof.first_failure is not None
+    assert eof.first_failure.position == 0  # an empty body "completes"
+    assert eof.first_failure.problem == "complete at a proper prefix"
+    boundaries = [b for b in scan_capture(CHAT_DATA, CHAT).boundaries if b < len(CHAT_DATA)]
+    assert eof.failures >= len(boundaries)
+    assert by_name(report)["split"].passed
+
+
+@pytest.mark.parametrize("case_id", ["basic_response.txt[terminated]", "azure__azure-tool-call.1.chunks.txt",
+                                     "google__google-tool-call.chunks.txt"])
+def test_treating_eof_as_completion_is_caught_on_every_route(case_id: str) -> None:
+    case = next(c for c in COMPLETE if c.id == case_id)
+    report = run_check(case.route, case.data, EofIsCompletion)
+    assert "eof" in failed_checks(report)
+
+
+def test_a_tool_call_ready_before_the_response_completed_fails_eof() -> None:
+    report = run_check(CHAT, CHAT_DATA, ReadyBeforeCommit)
+    eof = by_name(report)["eof"]
+    assert eof.first_failure is not None
+    assert eof.first_failure.problem == "1 tool call(s) ready at a proper prefix"
+    assert eof.first_failure.outcome == "truncated"
+    assert failed_checks(report) == {"eof"}
+
+
+def test_text_logged_into_telemetry_fails_the_leak_check_only() -> None:
+    report = run_check(CHAT, CHAT_DATA, TextInTelemetry)
+    leak = by_name(report)["leak"]
+    assert failed_checks(report) == {"leak"}
+    assert leak.first_failure is not None and leak.first_failure.problem == "canary in telemetry"
+    assert not Canary.from_seed(0).found_in(json.dumps(report.to_dict(), ensure_ascii=False))
+
+
+def test_tool_input_quoted_in_a_stage_fails_the_leak_check_and_the_report_redacts_the_stage() -> None:
+    report = run_check(CHAT, CHAT_DATA, ContentInStage)
+    leak = by_name(report)["leak"]
+    assert leak.first_failure is not None
+    assert leak.first_failure.problem == "canary in stage"
+    assert leak.first_failure.stage == "[REDACTED]"
+    text = json.dumps(report.to_dict(), ensure_ascii=False)
+    assert not Canary.from_seed(0).found_in(text)
+    assert "Zürich" not in text and "city" not in text
+
+
+def test_state_surviving_a_failed_session_fails_the_reset_check() -> None:
+    StaleAcrossSessions.stale.clear()
+    report = run_check(CHAT, CHAT_DATA, StaleAcrossSessions)
+    StaleAcrossSessions.stale.clear()
+    reset = by_name(report)["reset"]
+    assert reset.failures == reset.cases
+    assert reset.first_failure is not None
+    assert reset.first_failure.problem == "fresh session differs in telemetry"
+    assert by_name(report)["split"].passed and by_name(report)["multisplit"].passed
+
+
+def test_unbounded_sse_buffers_fail_the_oversized_check_at_the_ceiling() -> None:
+    report = run_check(CHAT, CHAT_DATA, IgnoresSSECeilings)
+    oversized = by_name(report)["oversized"]
+    assert oversized.failures == oversized.cases
+    assert oversized.first_failure is not None
+    assert oversized.first_failure.problem == "no failure one character past the line ceiling"
+    assert failed_checks(report) == {"oversized"}
+
+
+def test_a_wrapper_without_pending_counters_cannot_pass_the_memory_bound() -> None:
+    report = run_check(CHAT, CHAT_DATA, OpaqueWrapper)
+    assert failed_checks(report) == {"oversized"}
+    first = by_name(report)["oversized"].first_failure
+    assert first is not None and first.problem == "session exposes no pending counters"
+
+
+def test_a_session_that_raises_fails_the_whole_check_with_exit_code_1() -> None:
+    def factory() -> CheckedSession:
+        raise ValueError("secret payload detail")
+
+    report = check_capture(CHAT_DATA, factory, route=CHAT)
+    assert report.exit_code == 1
+    assert report.checks[0].first_failure is not None
+    assert report.checks[0].first_failure.problem == "session raised ValueError"
+    assert "secret" not in json.dumps(report.to_dict())
+
+
+# -- the pieces ------------------------------------------------------------------------------------
+
+
+def test_injected_lines_and_events_trip_exactly_one_character_past_their_ceilings() -> None:
+    limits = Limits(max_line_chars=300, max_event_chars=1000)
+
+    def factory() -> CheckedSession:
+        return StreamSession(CHAT, limits=limits)
+
+    site = injection_sites(scan_capture(CHAT_DATA, CHAT), 3, 0)[1]
+    result, problem = inject_line(factory, CHAT_DATA[:site], limits)
+    assert problem is None and result is not None
+    assert (result.outcome.value, result.stage) == ("buffer_limit", "line")
+    result, problem = inject_event(factory, CHAT_DATA[:site], limits)
+    assert problem is None and result is not None
+    assert (result.outcome.value, result.stage) == ("buffer_limit", "event")
+    # One character less than the ceiling allows is not enough to trip, so a ceiling off by one
+    # in either direction is reported.
+    loose = Limits(max_line_chars=301, max_event_chars=1001)
+    _, problem = inject_line(lambda: StreamSession(CHAT, limits=loose), CHAT_DATA[:site], limits)
+    assert problem == "no failure one character past the line ceiling"
+    tight = Limits(max_line_chars=299, max_event_chars=999)
+    _, problem = inject_line(lambda: StreamSession(CHAT, limits=tight), CHAT_DATA[:site], limits)
+    assert problem == "tripped before the line reached its ceiling"
+
+
+def test_scan_finds_characters_crlf_pairs_tool_json_and_event_boundaries() -> None:
+    cmap = scan_capture(CHAT_CRLF, CHAT)
+    data = CHAT_CRLF
+    for p in cmap.special["multibyte"]:
+        assert 0x80 <= data[p] <= 0xBF, "a cut inside a character lands before a continuation byte"
+    assert cmap.special["crlf"] == [i + 1 for i in range(len(data) - 1) if data[i : i + 2] == b"\r\n"]
+    assert all(data[b - 4 : b] == b"\r\n\r\n" for b in cmap.boundaries)
+    assert cmap.events == data.count(b"\r\n\r\n")
+    spans = bytes(data[p] for p in cmap.special["tool_json"])
+    assert "Zü".encode() in spans and b"rich" in spans and b"weather" not in spans
+    assert cmap.complete_from == len(data) - 1  # the final blank line's CR already dispatches
+    assert set(CATEGORIES) == set(cmap.special)
+
+
+def test_trailer_after_the_terminal_event_may_complete_but_nothing_before_it() -> None:
+    body = sse({"type": "response.created", "response": {}},
+               {"type": "response.completed", "response": {"status": "completed"}})
+    cmap = scan_capture(body + b": keep-alive\n\ndata: [DONE]\n\n\n", "openai-responses")
+    assert cmap.complete_from == len(body)
+    # On Chat, [DONE] is the terminal event itself.
+    assert scan_capture(CHAT_DATA, CHAT).complete_from == len(CHAT_DATA)
+
+
+def test_positions_are_every_position_when_small_and_a_seeded_tiered_sample_when_capped() -> None:
+    cmap = scan_capture(CHAT_DATA, CHAT)
+    every = select_positions(cmap, CheckConfig(), include_zero=False, salt=1)
+    assert [p for p, _ in every.items] == list(range(1, len(CHAT_DATA)))
+    assert not every.sampled
+    capped = select_positions(cmap, CheckConfig(max_splits=10), include_zero=False, salt=1)
+    assert len(capped.items) == 10 and capped.sampled
+    assert {c for _, c in capped.items} == {"multibyte", "tool_json"}  # the first tier, round-robin
+    eof = select_positions(cmap, CheckConfig(max_splits=10), include_zero=True, salt=2, tiers=EOF_TIERS)
+    assert {c for _, c in eof.items} == {"boundary", "tail"}
+    first_tier = len(cmap.special["multibyte"]) + len(set(cmap.special["tool_json"]) - set(cmap.special["multibyte"]))
+    roomy = select_positions(cmap, CheckConfig(max_splits=first_tier + 5), include_zero=False, salt=1)
+    assert roomy.coverage()["by_category"]["multibyte"] == len(cmap.special["multibyte"])
+    assert sum(1 for _, c in roomy.items if c in ("boundary", "tail")) == 5
+    again = select_positions(cmap, CheckConfig(max_splits=10), include_zero=False, salt=1)
+    other = select_positions(cmap, CheckConfig(max_splits=10, seed=7), include_zero=False, salt=1)
+    assert capped == again and capped != other
+    budget = select_positions(cmap, CheckConfig(every_position_max=100, work_budget=300 * len(CHAT_DATA)),
+                              include_zero=False, salt=1)
+    assert len(budget.items) == 300
+
+
+def test_cut_patterns_include_bytewise_every_special_position_and_seeded_randoms() -> None:
+    cmap = scan_capture(CHAT_DATA, CHAT)
+    patterns = dict(cut_patterns(cmap, 0, 3))
+    assert patterns["bytewise"] == list(range(1, len(CHAT_DATA)))
+    assert set(patterns["every-special"]) == {p for ps in cmap.special.values() for p in ps}
+    assert {"random#0", "random#1", "random#2", "random#3-dense"} <= set(patterns)
+    assert dict(cut_patterns(cmap, 0, 3)) == patterns != dict(cut_patterns(cmap, 1, 3))
+
+
+def _result_view(route: str) -> Callable[[list[bytes]], tuple[object, ...]]:
+    return lambda chunks: comparable(route, chunks)
+
+
+def _content(result: StreamResult) -> str:
+    parts = [result.text, result.refusal, result.reasoning]
+    for choice in result.choices:
+        parts += [choice.text, choice.refusal, choice.reasoning, *(c.input_text for c in choice.tool_calls)]
+    return "\n".join(parts)
+
+
+@pytest.mark.parametrize("case", COMPLETE, ids=[c.id for c in COMPLETE])
+def test_canary_rewrite_keeps_every_complete_recording_complete_with_the_canary_in_its_output(case: Case) -> None:
+    canary = Canary.from_seed(3)
+    planted, counts = canary_capture(case.data, case.route, canary)
+    assert planted.count(b"\n\n") == case.data.count(b"\n\n")
+    data, *_ = assert_chunking_invariant(_result_view(case.route), planted, every_split_max=0, random_count=3)
+    assert data["outcome"] == "complete", data["stage"]  # type: ignore[index]
+    result = replay(case.route, [planted]).result
+    assert result is not None
+    if counts["text"] or counts["tool_arguments"]:
+        assert canary.found_in(_content(result))
+    assert not canary.found_in(json.dumps(data["telemetry"]))  # type: ignore[index]
+
+
+@pytest.mark.parametrize("route", ["openai-chat", "openai-responses", "anthropic-messages", "gemini"])
+def test_the_injected_error_event_is_an_upstream_error_on_its_route(route: str) -> None:
+    start = {"openai-chat": b"",
+             "openai-responses": sse({"type": "response.created", "response": {}}),
+             "anthropic-messages": sse({"type": "message_start", "message": {"id": "m", "content": []}}),
+             "gemini": b""}[route]
+    data = start + error_event(route, "boom")
+    view = assert_chunking_invariant(_result_view(route), data, random_count=5)
+    assert (view[0]["outcome"], view[0]["stage"]) in {  # type: ignore[index]
+        ("upstream_error", "error_event"), ("upstream_error", "error_object")}

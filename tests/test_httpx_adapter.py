@@ -1,0 +1,361 @@
+"""webclient.httpx against a real local HTTP server (tests/sse_test_server.py), sync and async.
+
+The transports are httpx's real ones; the only addition is a probe that records whether each response stream was
+closed, so "the response is closed on every exit path" is observed, not assumed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+httpx = pytest.importorskip("httpx")
+
+from tests.bridge_streams import CHAT, CHAT_HEAD, COMMENT, TEXT_PARTS, TOOL, comparable, expected  # noqa: E402
+from tests.sse_test_server import Abort, Pause, Script, Send, SSETestServer, Stall, sse_script  # noqa: E402
+from webclient import Committed, Failed, StreamResult, UsageError  # noqa: E402
+from webclient._deadlines import Deadlines  # noqa: E402
+from webclient.httpx import Attempt, arun, run  # noqa: E402
+
+pytestmark = pytest.mark.host
+
+DISCONNECT_WITHIN_S = 5.0
+FLAVOURS = ["sync", "async"]
+
+
+@dataclass
+class Probe:
+    """Counts response streams opened and closed by the transport it wraps."""
+
+    opened: int = 0
+    closed: int = 0
+
+    def all_closed(self) -> bool:
+        return self.opened == self.closed
+
+
+class _SyncStream(httpx.SyncByteStream):
+    def __init__(self, inner: Any, probe: Probe) -> None:
+        self._inner, self._probe = inner, probe
+
+    def __iter__(self) -> Iterator[bytes]:
+        yield from self._inner
+
+    def close(self) -> None:
+        self._probe.closed += 1
+        self._inner.close()
+
+
+class _AsyncStream(httpx.AsyncByteStream):
+    def __init__(self, inner: Any, probe: Probe) -> None:
+        self._inner, self._probe = inner, probe
+
+    async def __aiter__(self) -> Any:
+        async for chunk in self._inner:
+            yield chunk
+
+    async def aclose(self) -> None:
+        self._probe.closed += 1
+        await self._inner.aclose()
+
+
+class ProbedTransport(httpx.HTTPTransport):
+    def __init__(self, probe: Probe) -> None:
+        super().__init__()
+        self.probe = probe
+
+    def handle_request(self, request: Any) -> Any:
+        response = super().handle_request(request)
+        self.probe.opened += 1
+        response.stream = _SyncStream(response.stream, self.probe)
+        return response
+
+
+class ProbedAsyncTransport(httpx.AsyncHTTPTransport):
+    def __init__(self, probe: Probe) -> None:
+        super().__init__()
+        self.probe = probe
+
+    async def handle_async_request(self, request: Any) -> Any:
+        response = await super().handle_async_request(request)
+        self.probe.opened += 1
+        response.stream = _AsyncStream(response.stream, self.probe)
+        return response
+
+
+@dataclass
+class Run:
+    """What one attempt produced."""
+
+    updates: list[Any] = field(default_factory=list)
+    result: StreamResult | None = None
+    elapsed: float = 0.0
+    raised: str | None = None
+    probe: Probe = field(default_factory=Probe)
+
+    @property
+    def outcome(self) -> tuple[str, str | None]:
+        assert self.result is not None
+        return self.result.outcome.value, self.result.stage
+
+    def text(self) -> str:
+        return "".join(u.text for u in self.updates if u.to_dict()["kind"] == "text_delta")
+
+
+def drive(flavour: str, url: str, *, cancel_after: int | None = None, how: str = "method",
+          **options: Any) -> Run:
+    """Run one Attempt with a real client of the given flavour; cancel after ``cancel_after`` updates by
+    ``how``: ``method`` (attempt.cancel()), ``break`` (leave the loop), ``raise`` (an exception in the loop),
+    ``thread`` (sync: cancel() from another thread 0.2 s in), ``task`` (async: cancel the task)."""
+    out = Run()
+    options.setdefault("json", {"model": "m", "stream": True})
+    attempt = Attempt("openai-chat", url, **options)
+    started = time.monotonic()
+
+    def consume(update: Any) -> bool:
+        out.updates.append(update)
+        if cancel_after is not None and len(out.updates) == cancel_after:
+            if how == "method":
+                attempt.cancel()
+            elif how == "break":
+                return True
+            elif how == "raise":
+                raise LookupError("caller bug")
+        return False
+
+    if flavour == "sync":
+        if how == "thread":
+            threading.Timer(0.2, attempt.cancel).start()
+        with httpx.Client(transport=ProbedTransport(out.probe)) as client:
+            try:
+                for update in attempt.updates(client):
+                    if consume(update):
+                        break
+            except LookupError:
+                out.raised = "LookupError"
+    else:
+        async def main() -> None:
+            async with httpx.AsyncClient(transport=ProbedAsyncTransport(out.probe)) as client:
+                async def loop() -> None:
+                    async with contextlib.aclosing(attempt.aupdates(client)) as updates:
+                        async for update in updates:
+                            if consume(update):
+                                break
+                            if how == "task" and cancel_after is not None and len(out.updates) == cancel_after:
+                                asyncio.get_running_loop().call_soon(task.cancel)
+                task = asyncio.ensure_future(loop())
+                try:
+                    await task
+                except asyncio.CancelledError:
+                    out.raised = "CancelledError"
+                except LookupError:
+                    out.raised = "LookupError"
+        asyncio.run(main())
+    out.elapsed = time.monotonic() - started
+    out.result = attempt.result
+    return out
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[SSETestServer]:
+    with SSETestServer() as srv:
+        yield srv
+
+
+def closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.mark.parametrize("flavour", FLAVOURS)
+def test_slow_stream_commits_with_the_request_posted_as_json_and_the_response_closed(
+        server: SSETestServer, flavour: str) -> None:
+    url = server.url(sse_script(TOOL, chunk_size=61, delay=0.01))
+
+    out = drive(flavour, url, headers={"X-Tag": "t1"}, request_id="req-1")
+
+    assert out.result is not None and comparable(out.result.to_dict()) == {
+        **expected(TOOL), "telemetry": {**expected(TOOL)["telemetry"], "request_id": "req-1"}}
+    assert isinstance(out.updates[-1], Committed) and out.updates[-1].result is out.result
+    assert not any(isinstance(u, Committed | Failed) for u in out.updates[:-1])
+    telemetry = out.result.telemetry
+    assert telemetry.duration_ms is not None and telemetry.duration_ms > 0 and telemetry.observed_at
+    exchange = server.exchange(url)
+    assert exchange.method == "POST" and exchange.request_body == b'{"model":"m","stream":true}'
+    assert exchange.request_headers["accept"] == "text/event-stream" and exchange.request_headers["x-tag"] == "t1"
+    assert out.probe.opened == 1 and out.probe.all_closed()
+
+
+@pytest.mark.parametrize("flavour", FLAVOURS)
+def test_one_byte_network_chunks_give_the_whole_input_result(server: SSETestServer, flavour: str) -> None:
+    url = server.url(sse_script(CHAT, chunk_size=1))
+
+    out = drive(flavour, url)
+
+    assert out.result is not None and comparable(out.result.to_dict()) == expected(CHAT)
+    assert out.text() == "".join(TEXT_PARTS)
+
+
+@pytest.mark.parametrize("flavour", FLAVOURS)
+@pytest.mark.parametrize(("script", "stage"), [
+    (Script([Send(b"<html>Bad gateway</html>"), Stall(20)], status=502, content_type="text/html"), "status"),
+    (Script([Send(b'{"error": "x"}'), Stall(20)], content_type="application/json"), "media_type"),
+], ids=["status", "media_type"])
+def test_gate_refusal_closes_the_response_unread(server: SSETestServer, flavour: str, script: Script,
+                                                 stage: str) -> None:
+    url = server.url(script)
+
+    out = drive(flavour, url)
+
+    assert out.outcome == ("protocol_error", stage)
+    assert out.result is not None and out.result.telemetry.bytes_received == 0
+    assert [type(u) for u in out.updates] == [Failed]
+    assert out.probe.all_closed() and server.exchange(url).disconnected.wait(DISCONNECT_WITHIN_S)
+
+
+@pytest.mark.parametrize("flavour", FLAVOURS)
+def test_idle_timeout_closes_the_connection_the_server_sees_it(server: SSETestServer, flavour: str) -> None:
+    url = server.url(Script([Send(CHAT_HEAD), Stall(30)]))
+
+    out = drive(flavour, url, deadlines=Deadlines(idle=0.3))
+
+    assert out.outcome == ("timeout", "idle")
+    assert out.text() == "".join(TEXT_PARTS[:2])
+    assert 0.3 <= out.elapsed < 3
+    assert out.probe.all_closed()
+    exchange = server.exchange(url)
+    assert exchange.disconnected.wait(DISCONNECT_WITHIN_S) and not exchange.finished.is_set()
+
+
+@pytest.mark.parametrize("flavour", FLAVOURS)
+def test_keepalive_comments_do_not_count_as_a_first_event(server: SSETestServer, flavour: str) -> None:
+    url = server.url(Script([s for _ in range(30) for s in (Send(COMMENT), Pause(0.1))]))
+
+    out = drive(flavour, url, deadlines=Deadlines(first_event=0.5))
+
+    assert out.outcome == ("timeout", "first_event")
+    assert out.elapsed < 3 and server.exchange(url).disconnected.wait(DISCONNECT_WITHIN_S)
+
+
+@pytest.mark.parametrize("flavour", FLAVOURS)
+def test_keepalive_comments_rearm_the_idle_deadline(server: SSETestServer, flavour: str) -> None:
+    pings = [s for _ in range(8) for s in (Pause(0.1), Send(COMMENT))]
+    url = server.url(Script([Send(CHAT_HEAD), *pings, Send(CHAT[len(CHAT_HEAD):])]))
+
+    out = drive(flavour, url, deadlines=Deadlines(idle=0.4))
+
+    assert out.outcome == ("complete", None)
+
+
+@pytest.mark.parametrize("flavour", FLAVOURS)
+def test_connect_deadline_covers_a_server_that_never_sends_headers(server: SSETestServer, flavour: str) -> None:
+    url = server.url(Script([Send(CHAT)], head_delay=20))
+
+    out = drive(flavour, url, deadlines=Deadlines(connect=0.3))
+
+    assert out.outcome == ("timeout", "connect")
+    assert out.result is not None and out.result.http_status is None
+    assert out.elapsed < 3 and server.exchange(url).disconnected.wait(DISCONNECT_WITHIN_S)
+
+
+@pytest.mark.parametrize("flavour", FLAVOURS)
+def test_total_deadline_stops_a_stream_that_keeps_producing(server: SSETestServer, flavour: str) -> None:
+    url = server.url(Script([s for _ in range(40) for s in (Send(CHAT_HEAD), Pause(0.05))]))
+
+    out = drive(flavour, url, deadlines=Deadlines(total=0.5, idle=5))
+
+    assert out.outcome == ("timeout", "total")
+    assert 0.5 <= out.elapsed < 3 and out.probe.all_closed()
+    assert server.exchange(url).disconnected.wait(DISCONNECT_WITHIN_S)
+
+
+@pytest.mark.parametrize(("flavour", "how"), [("sync", "method"), ("sync", "break"), ("sync", "raise"),
+                                              ("sync", "thread"), ("async", "method"), ("async", "break"),
+                                              ("async", "raise"), ("async", "task")])
+def test_cancellation_mid_stream_ends_cancelled_closes_the_response_and_the_server_sees_it(
+        server: SSETestServer, flavour: str, how: str) -> None:
+    url = server.url(Script([Send(CHAT_HEAD), Stall(30)]))
+
+    out = drive(flavour, url, cancel_after=None if how == "thread" else 1, how=how)
+
+    assert out.outcome == ("cancelled", "caller")
+    assert out.raised == {"raise": "LookupError", "task": "CancelledError"}.get(how)
+    assert out.elapsed < 3 and out.probe.all_closed()
+    exchange = server.exchange(url)
+    assert exchange.disconnected.wait(DISCONNECT_WITHIN_S) and not exchange.finished.is_set()
+
+
+@pytest.mark.parametrize("flavour", FLAVOURS)
+def test_clean_eof_before_the_terminal_event_is_truncated(server: SSETestServer, flavour: str) -> None:
+    url = server.url(sse_script(CHAT_HEAD, chunk_size=16, delay=0.01))
+
+    out = drive(flavour, url)
+
+    assert out.outcome == ("truncated", "eof")
+    assert out.result is not None and not out.result.committed and out.result.text == "".join(TEXT_PARTS[:2])
+    assert isinstance(out.updates[-1], Failed) and out.probe.all_closed()
+
+
+@pytest.mark.parametrize("flavour", FLAVOURS)
+def test_connection_reset_mid_stream_is_truncated_network(server: SSETestServer, flavour: str) -> None:
+    url = server.url(Script([Send(CHAT_HEAD), Pause(0.1), Abort()], connection_close=False))
+
+    out = drive(flavour, url)
+
+    assert out.outcome == ("truncated", "network")
+    assert out.text() == "".join(TEXT_PARTS[:2]) and out.probe.all_closed()
+
+
+@pytest.mark.parametrize("flavour", FLAVOURS)
+def test_refused_connection_is_truncated_network_without_a_status(flavour: str) -> None:
+    out = drive(flavour, f"http://127.0.0.1:{closed_port()}/v1/chat/completions")
+
+    assert out.outcome == ("truncated", "network")
+    assert out.result is not None and out.result.http_status is None and out.probe.opened == 0
+
+
+def test_run_and_arun_return_the_result(server: SSETestServer) -> None:
+    url = server.url(sse_script(CHAT, chunk_size=50))
+
+    with httpx.Client() as client:
+        sync_result = run(client, "openai-chat", url, json={"stream": True})
+
+    async def main() -> StreamResult:
+        async with httpx.AsyncClient() as client:
+            return await arun(client, "openai-chat", url, content=b'{"stream": true}')
+
+    async_result = asyncio.run(main())
+    assert comparable(sync_result.to_dict()) == comparable(async_result.to_dict()) == expected(CHAT)
+    assert server.exchange(url, 1).request_body == b'{"stream": true}'
+
+
+def test_an_attempt_runs_once_and_rejects_two_bodies(server: SSETestServer) -> None:
+    url = server.url(sse_script(CHAT))
+    attempt = Attempt("openai-chat", url)
+    with httpx.Client() as client:
+        list(attempt.updates(client))
+        with pytest.raises(UsageError):
+            list(attempt.updates(client))
+    with pytest.raises(UsageError):
+        Attempt("openai-chat", url, json={}, content=b"{}")
+    with pytest.raises(UsageError):
+        Attempt("no-such-route", url)
+
+
+@pytest.mark.parametrize("flavour", FLAVOURS)
+def test_after_the_headers_a_pause_longer_than_the_connect_budget_is_fine(server: SSETestServer,
+                                                                         flavour: str) -> None:
+    url = server.url(Script([Send(CHAT_HEAD), Pause(0.6), Send(CHAT[len(CHAT_HEAD):])]))
+
+    out = drive(flavour, url, deadlines=Deadlines(connect=0.2, first_event=2, idle=2))
+
+    assert out.outcome == ("complete", None)

@@ -1,0 +1,67 @@
+"""``python -m webclient replay``: a capture through one route's :class:`~webclient.StreamSession`.
+
+::
+
+    python -m webclient replay --route {openai-chat,openai-responses,anthropic-messages,gemini}
+        [--status N] [--content-type CT] [--chunk-size N | --split-at I,J,K]
+        [--max-line-chars N] [--max-event-chars N] [--max-text-chars N] [--max-tool-input-chars N]
+        [--tools FILE.json] FILE|-
+
+Prints one JSON object, ``StreamResult.to_dict()``: ``{"outcome", "stage", "stop_reason",
+"committed", "text", "tool_calls": [{"id", "name", "state", "arguments", "ready"}], "telemetry"}``.
+Defaults: status 200, content type ``text/event-stream``. ``--tools`` is a JSON object mapping tool
+names to JSON Schemas; without it any tool name is allowed and only JSON-object validity is
+checked. Exit status: 0 when the outcome is ``complete``, 1 otherwise, 2 for unusable options.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from ._cli_chunking import LIMIT_OPTIONS, add_input_arguments, chunks_from, limits_from, read_input
+from ._errors import UsageError
+from ._outcome import Outcome
+from ._routes import ROUTE_NAMES
+from ._session import StreamSession
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Options of the ``replay`` command."""
+    parser.add_argument("--route", required=True, choices=ROUTE_NAMES)
+    parser.add_argument("--status", type=int, default=200, metavar="N", help="HTTP status (default 200)")
+    parser.add_argument("--content-type", default="text/event-stream", metavar="CT",
+                        help="Content-Type header (default text/event-stream)")
+    parser.add_argument("--tools", metavar="FILE.json", help="JSON object: tool name -> JSON Schema")
+    add_input_arguments(parser, tuple(LIMIT_OPTIONS))
+
+
+def _load_tools(path: str | None) -> dict[str, object] | None:
+    if path is None:
+        return None
+    with open(path, "rb") as handle:
+        tools = json.loads(handle.read())
+    if not isinstance(tools, dict):
+        raise UsageError("--tools must hold a JSON object mapping tool names to JSON Schemas")
+    return tools
+
+
+def run(args: argparse.Namespace) -> int:
+    """Replay the capture and print the result object; return the exit code."""
+    try:
+        session = StreamSession(args.route, limits=limits_from(args), tools=_load_tools(args.tools))
+    except (UsageError, OSError, ValueError) as exc:
+        # Option problems only (a schema keyword we do not implement, an unreadable file).
+        detail = exc if isinstance(exc, UsageError) else "unusable --tools"
+        sys.stderr.write(f"replay: {type(exc).__name__}: {detail}\n")
+        return 2
+    session.open(args.status, args.content_type)
+    if not session.done:
+        for chunk in chunks_from(args, read_input(args.file)):
+            session.feed(chunk)
+            if session.done:
+                break
+    result = session.finish()
+    sys.stdout.write(json.dumps(result.to_dict(), ensure_ascii=False) + "\n")
+    return 0 if result.outcome is Outcome.COMPLETE else 1

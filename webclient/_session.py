@@ -1,0 +1,302 @@
+"""``StreamSession``: one HTTP attempt, from the response gate to a committed (or failed) answer.
+
+Layers, all owned by one session for the life of one response::
+
+    open(status, content_type)   the response gate (_gate): 200 + text/event-stream, or protocol_error
+    feed(bytes)                  EventStreamParser (UTF-8 + SSE) -> route accumulator -> updates
+    finish()                     EOF: pending decoder/line/event state, terminal condition -> outcome
+    abort(outcome, stage)        the transport gave up (timeout) or the caller cancelled
+
+Outcome rule: the first failure in stream order wins and is final. Events are handed to the route
+in order and the session stops at the first one that fails, so a failure the SSE layer detected
+later in the same chunk (a ceiling, invalid UTF-8) never overrides it, and what happened after it
+is not looked at. After a failure ``feed`` consumes nothing and returns ``[]``; the transport should
+cancel the body. ``complete`` is only ever decided at EOF (``finish``): the terminal condition
+must have arrived and nothing may be pending.
+
+Truncation stages decided at EOF: ``eof`` (the terminal condition never arrived), then, with the
+terminal seen, ``pending_event``, ``pending_line`` or ``pending_bytes`` (a cut UTF-8 character).
+
+Lifecycle (the only calls each state accepts; anything else raises ``UsageError``)::
+
+    NEW       open -> OPEN (or ENDED when the gate fails); abort -> ENDED
+    OPEN      feed -> OPEN | ENDED; finish -> FINISHED; abort -> ENDED
+    ENDED     feed -> [] ; finish -> FINISHED (same result); abort -> no change
+    FINISHED  abort -> no change
+
+Everything is sans-I/O: no clock, no sockets; transports add timing to the telemetry afterwards.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from collections.abc import Iterable, Mapping
+
+from ._errors import UsageError
+from ._events import SSEEvent, SSEItem
+from ._gate import check_response, is_event_stream
+from ._limits import DEFAULT_LIMITS, Limits
+from ._outcome import Failure, Outcome
+from ._pipeline import EventStreamParser
+from ._routes import RouteAccumulator, RouteContract
+from ._routes import route as lookup_route
+from ._telemetry import Telemetry, sanitize_token
+from ._toolcalls import ToolRegistry
+from ._updates import Committed, Failed, StreamResult, Update
+
+
+class _State(enum.Enum):
+    #: Constructed; waiting for the response head.
+    NEW = "new"
+    #: The gate passed; body bytes are being consumed.
+    OPEN = "open"
+    #: The outcome is decided (failure, gate failure or abort); no more input is consumed.
+    ENDED = "ended"
+    #: ``finish()`` returned.
+    FINISHED = "finished"
+
+
+#: method -> the states it may be called in.
+_ALLOWED: dict[str, frozenset[_State]] = {
+    "open": frozenset({_State.NEW}),
+    "feed": frozenset({_State.OPEN, _State.ENDED}),
+    "finish": frozenset({_State.OPEN, _State.ENDED}),
+    "abort": frozenset({_State.NEW, _State.OPEN, _State.ENDED, _State.FINISHED}),
+}
+
+# Exceptions a malformed payload could still provoke deep inside a route (a value of an
+# unexpected type slipping past a check, pathological nesting in json.loads). They end the
+# attempt as protocol_error "envelope" instead of escaping the public API.
+_PAYLOAD_EXCEPTIONS = (TypeError, AttributeError, KeyError, IndexError, ValueError, RecursionError)
+
+_STAGE_RE = re.compile(r"[a-z_]{1,32}")
+
+
+class StreamSession:
+    """One HTTP attempt on one route. Single-use and sans-I/O; see the module docstring."""
+
+    __slots__ = (
+        "_content_type_valid",
+        "_model_alias",
+        "_parser",
+        "_request_id",
+        "_route",
+        "_state",
+        "_status",
+        "contract",
+        "done",
+        "events_seen",
+        "final_update",
+        "result",
+    )
+
+    def __init__(
+        self,
+        route: str,
+        *,
+        limits: Limits = DEFAULT_LIMITS,
+        tools: Mapping[str, object] | None = None,
+        accepted_stop_reasons: Iterable[str] | None = None,
+        utf8_errors: str = "strict",
+        request_id: str = "",
+        model_alias: str = "",
+    ) -> None:
+        entry = lookup_route(route)
+        if not isinstance(limits, Limits):
+            raise UsageError("limits must be a webclient.Limits")
+        if not isinstance(request_id, str) or not isinstance(model_alias, str):
+            raise UsageError("request_id and model_alias must be strings")
+        accepted: frozenset[str] | None = None
+        if accepted_stop_reasons is not None:
+            if isinstance(accepted_stop_reasons, str):
+                raise UsageError("accepted_stop_reasons must be an iterable of strings, not a string")
+            accepted = frozenset(accepted_stop_reasons)
+            if not all(isinstance(r, str) for r in accepted):
+                raise UsageError("accepted_stop_reasons must contain strings only")
+        if utf8_errors not in ("strict", "replace"):
+            raise UsageError("utf8_errors must be 'strict' or 'replace'")
+        #: The route's contract (plain data).
+        self.contract: RouteContract = entry.contract
+        self._route: RouteAccumulator = entry.accumulator(limits, ToolRegistry(tools), accepted)
+        self._parser = EventStreamParser(limits, "strict" if utf8_errors == "strict" else "replace")
+        self._request_id = request_id
+        self._model_alias = model_alias
+        self._status: int | None = None
+        self._content_type_valid: bool | None = None
+        self._state = _State.NEW
+        #: Whether the outcome is decided.
+        self.done = False
+        #: The result once decided, else ``None``.
+        self.result: StreamResult | None = None
+        #: The final ``Committed`` / ``Failed`` update once decided, else ``None``.
+        self.final_update: Committed | Failed | None = None
+        #: Complete SSE events consumed so far.
+        self.events_seen = 0
+
+    @property
+    def comment_lines(self) -> int:
+        """SSE comment lines (``: keep-alive``) seen so far: transports may treat them as a sign of
+        life for an idle deadline, though they are never events."""
+        return self._parser.parser.comment_lines
+
+    def _enter(self, method: str) -> _State:
+        state = self._state
+        if state not in _ALLOWED[method]:
+            raise UsageError(f"{method}() is not allowed in state {state.value}")
+        return state
+
+    # -- the four calls ------------------------------------------------------------------
+
+    def open(self, status: int, content_type: str | None) -> list[Update]:
+        """Apply the response gate. Returns ``[]``, or ``[Failed]`` when the gate refuses the
+        response (``protocol_error``, stage ``status`` or ``media_type``); the body must then not
+        be read, and ``feed`` returns ``[]``."""
+        self._enter("open")
+        failure = check_response(status, content_type, self.contract.success_status)
+        self._status = status
+        self._content_type_valid = is_event_stream(content_type)
+        if failure is not None:
+            return [self._end(failure)]
+        self._state = _State.OPEN
+        return []
+
+    def feed(self, data: bytes) -> list[Update]:
+        """Consume one transport chunk; return the updates it produced, in stream order. The last
+        one is ``Failed`` when the chunk ended the attempt."""
+        if self._state is not _State.OPEN and self._enter("feed") is _State.ENDED:
+            return []  # the outcome is decided; nothing more is consumed
+        if data.__class__ is not bytes:
+            if not isinstance(data, (bytes, bytearray, memoryview)):
+                raise UsageError("feed() takes bytes")
+            data = bytes(data)
+        parser = self._parser
+        items = parser.feed(data)
+        if not items and parser.failure is None:
+            return []  # the common case for small transport chunks: nothing completed yet
+        route_acc = self._route
+        if items:
+            self._consume(items)
+        out = route_acc.out
+        route_acc.out = []
+        failure = route_acc.failure or parser.failure
+        if failure is not None:
+            out.append(self._end(failure))
+        return out
+
+    def finish(self) -> StreamResult:
+        """Signal EOF and decide the outcome (``complete`` only here). The final update is in
+        :attr:`final_update`."""
+        if self._enter("finish") is _State.ENDED:
+            self._state = _State.FINISHED
+            assert self.result is not None
+            return self.result
+        parser = self._parser
+        items = parser.close()
+        if items:
+            self._consume(items)
+        route_acc = self._route
+        route_acc.out = []
+        failure = route_acc.failure or parser.failure
+        if failure is None:
+            sse = parser.parser
+            if not route_acc.terminal_seen:
+                failure = Failure(Outcome.TRUNCATED, "eof")
+            elif sse.has_pending_event:
+                failure = Failure(Outcome.TRUNCATED, "pending_event")
+            elif sse.pending_line_chars:
+                failure = Failure(Outcome.TRUNCATED, "pending_line")
+            elif parser.pending_bytes:
+                failure = Failure(Outcome.TRUNCATED, "pending_bytes")
+        self._end(failure)
+        self._state = _State.FINISHED
+        assert self.result is not None
+        return self.result
+
+    def abort(self, outcome: Outcome = Outcome.CANCELLED, stage: str = "caller") -> StreamResult:
+        """End the attempt from outside (a deadline expired, the caller cancelled). After the
+        outcome is already decided this changes nothing and returns the existing result."""
+        state = self._enter("abort")
+        if not isinstance(outcome, Outcome) or outcome is Outcome.COMPLETE:
+            raise UsageError("abort() needs a non-complete Outcome")
+        if not isinstance(stage, str) or not _STAGE_RE.fullmatch(stage):
+            raise UsageError("abort() stage must match [a-z_]{1,32}")
+        if state is _State.NEW or state is _State.OPEN:
+            self._end(Failure(outcome, stage))
+        assert self.result is not None
+        return self.result
+
+    # -- internals -----------------------------------------------------------------------
+
+    def _consume(self, items: list[SSEItem]) -> None:
+        route_acc = self._route
+        handle = route_acc.handle
+        seen = self.events_seen
+        try:
+            for item in items:
+                if item.__class__ is SSEEvent:
+                    seen += 1
+                    handle(item)
+                    if route_acc.failure is not None:
+                        break
+        except _PAYLOAD_EXCEPTIONS:
+            route_acc.failure = Failure(Outcome.PROTOCOL_ERROR, "envelope")
+        self.events_seen = seen
+        route_acc.flush()
+
+    def _end(self, failure: Failure | None) -> Committed | Failed:
+        outcome = Outcome.COMPLETE if failure is None else failure.outcome
+        stage = None if failure is None else failure.stage
+        result = self._build_result(outcome, stage)
+        self.result = result
+        self.done = True
+        self._state = _State.ENDED
+        final: Committed | Failed = Committed(result) if failure is None else Failed(outcome, failure.stage, result)
+        self.final_update = final
+        return final
+
+    def _build_result(self, outcome: Outcome, stage: str | None) -> StreamResult:
+        route_acc = self._route
+        route_acc.flush()
+        route_acc.out = []
+        complete = outcome is Outcome.COMPLETE
+        choices = route_acc.choice_results(complete)
+        first = choices[0] if choices else None
+        parser = self._parser
+        telemetry = Telemetry(
+            observed_at=None,
+            request_id=sanitize_token(self._request_id),
+            route=self.contract.name,
+            model_alias=sanitize_token(self._model_alias),
+            http_status=self._status,
+            content_type_valid=self._content_type_valid,
+            chunk_count=parser.chunk_count,
+            bytes_received=parser.bytes_received,
+            decoded_character_count=parser.chars_decoded,
+            complete_sse_event_count=self.events_seen,
+            pending_line_character_count=parser.pending_line_chars,
+            pending_event_character_count=parser.pending_event_chars,
+            open_payload_accumulator_count=route_acc.open_count(),
+            terminal_condition_seen=route_acc.terminal_seen,
+            stop_reason=sanitize_token(route_acc.stop_reason),
+            stream_outcome=outcome.value,
+            buffer_limit_stage=stage if outcome is Outcome.BUFFER_LIMIT else None,
+            retry_decision=None,
+            duration_ms=None,
+        )
+        return StreamResult(
+            route=self.contract.name,
+            outcome=outcome,
+            stage=stage,
+            http_status=self._status,
+            stop_reason=route_acc.stop_reason,
+            committed=complete,
+            text=first.text if first else "",
+            refusal=first.refusal if first else "",
+            reasoning=first.reasoning if first else "",
+            tool_calls=first.tool_calls if first else (),
+            usage=route_acc.usage,
+            provider_error=route_acc.provider_error,
+            choices=choices,
+            telemetry=telemetry,
+        )
