@@ -2,7 +2,7 @@
 
     python build_scripts/pyodide_tools.py fetch            npm runtime + pinned PyPI wheels -> build/
     python build_scripts/pyodide_tools.py wheel            build our wheel from the tree -> build/dist/
-    python build_scripts/pyodide_tools.py site [DIR]       static dir: DIR/pyodide/ + DIR/wheels/ (+ custom lock)
+    python build_scripts/pyodide_tools.py site [DIR]       static dir: demo page + DIR/pyodide/ + DIR/wheels/ (+ lock)
     python build_scripts/pyodide_tools.py test [ARGS...]   run tests/ inside Pyodide under Node; ARGS go to pytest
 
 Everything lands under ``<repo>/build/`` (gitignored) except the ``site`` directory you name:
@@ -44,6 +44,8 @@ PYODIDE_PKG = NODE_DIR / "node_modules" / "pyodide"
 WHEELS_DIR = BUILD / "pyodide-wheels"
 DIST_DIR = BUILD / "dist"
 HARNESS = SCRIPTS / "run_tests_in_pyodide.mjs"
+#: The demo page's own files (index.html, app.js, worker.js, ...), copied to the top of a ``site`` dir.
+DEMO_STATIC = REPO / "demo_site" / "static"
 FETCH_STAMP = NODE_DIR / ".fetch-stamp.json"
 
 #: npm ``pyodide`` version; build_scripts/package.json pins the same string exactly.
@@ -309,7 +311,8 @@ def _lock_entry(npm_lock: dict[str, object], wheel: Path) -> tuple[str, dict[str
 
 
 def cmd_site(site_dir: Path) -> None:
-    """Assemble DIR/pyodide/ (runtime files), DIR/wheels/ (our wheel + micropip) and DIR/wheels/pyodide-lock.json."""
+    """Assemble DIR/pyodide/ (runtime files), DIR/wheels/ (our wheel + micropip), DIR/wheels/pyodide-lock.json and
+    the demo page (every file under demo_site/static/, copied to DIR/ with its relative path)."""
     cmd_fetch()
     ours = cmd_wheel()
     runtime = site_dir / "pyodide"
@@ -325,7 +328,9 @@ def cmd_site(site_dir: Path) -> None:
     lock = {"info": npm_lock["info"], "packages": dict(_lock_entry(npm_lock, wheels / p.name) for p in served)}
     changed = write_if_changed(wheels / "pyodide-lock.json",
                                (json.dumps(lock, indent=2, sort_keys=True) + "\n").encode())
-    log(f"site: {site_dir} ({len(names)} runtime files, {len(served)} wheels; "
+    pages = sorted(p for p in DEMO_STATIC.rglob("*") if p.is_file()) if DEMO_STATIC.is_dir() else []
+    copied += sum(copy_if_changed(p, site_dir / p.relative_to(DEMO_STATIC)) for p in pages)
+    log(f"site: {site_dir} ({len(names)} runtime files, {len(served)} wheels, {len(pages)} page files; "
         f"{copied} file(s) copied, lock {'written' if changed else 'unchanged'})")
 
 

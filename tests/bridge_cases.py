@@ -17,7 +17,7 @@ from typing import Any
 
 import js
 from bridge_streams import comparable  # tests/ is on sys.path inside Pyodide (mounted at /bridge)
-from pyodide.ffi import to_js
+from pyodide.ffi import JsException, to_js
 
 from webclient._deadlines import Deadlines
 from webclient.browser import BrowserStream, start_stream
@@ -127,9 +127,9 @@ async def chunkings(*, data_b64: str, cut_lists: list[list[int]], route: str = "
 
 
 async def js_entry_point(*, url: str, route: str = "openai-chat", fast: bool = False, cancel_after: int = 0,
-                         deadlines: dict[str, float | None] | None = None) -> dict[str, Any]:
+                         throw_after: int = 0, deadlines: dict[str, float | None] | None = None) -> dict[str, Any]:
     """Drive start_stream() the way a JavaScript page would, with JS callbacks; report what they received."""
-    col = js.bridgeCollector(cancel_after)
+    col = js.bridgeCollector(cancel_after, throw_after)
     options = to_js({"url": url, "route": route, "fast": fast, "body": {"model": "m", "stream": True},
                      "deadlines": deadlines or {}},
                     dict_converter=js.Object.fromEntries)
@@ -138,9 +138,13 @@ async def js_entry_point(*, url: str, route: str = "openai-chat", fast: bool = F
     options.onChunk = col.onChunk
     handle = start_stream(options)
     col.handle = handle
-    resolved = await handle.result
-    out = json.loads(col.dump())
-    out["resolved"] = json.loads(js.JSON.stringify(resolved))
+    out: dict[str, Any] = {"rejected": None, "resolved": None}
+    try:
+        resolved = await handle.result
+        out["resolved"] = json.loads(js.JSON.stringify(resolved))
+    except JsException as exc:
+        out["rejected"] = str(exc)
+    out.update(json.loads(col.dump()))
     out["handle_keys"] = sorted(js.Object.keys(handle).to_py())
     return out
 

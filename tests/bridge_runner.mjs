@@ -57,15 +57,17 @@ function fetchFrom(chunks, status = 200, contentType = "text/event-stream") {
 }
 
 // Callbacks for start_stream that record what a JavaScript page would receive: the JSON of each object and
-// whether it is a plain JS object (not a Python proxy). After `cancelAfter` updates it calls handle.cancel().
-function collector(cancelAfter = 0) {
+// whether it is a plain JS object (not a Python proxy). After `cancelAfter` updates it calls handle.cancel(); after
+// `throwAfter` updates its onUpdate throws.
+function collector(cancelAfter = 0, throwAfter = 0) {
   const plain = (o) => o !== null && typeof o === "object" && Object.getPrototypeOf(o) === Object.prototype
     && !(o instanceof globalThis.bridgePyodide.ffi.PyProxy);
   const col = { handle: null, updates: [], results: [], chunks: [], allPlain: true };
   col.onUpdate = (u) => {
     col.allPlain &&= plain(u);
     col.updates.push(JSON.parse(JSON.stringify(u)));
-    if (cancelAfter && col.updates.length === cancelAfter) col.handle.cancel();
+    if (cancelAfter && col.updates.length === cancelAfter) col.handle.cancel("any reason a page passes");
+    if (throwAfter && col.updates.length === throwAfter) throw new Error("a bug in the page's callback");
   };
   col.onResult = (r) => { col.allPlain &&= plain(r); col.results.push(JSON.parse(JSON.stringify(r))); };
   col.onChunk = (c) => { col.allPlain &&= plain(c); col.chunks.push(JSON.parse(JSON.stringify(c))); };

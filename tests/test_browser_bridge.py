@@ -36,7 +36,7 @@ PYODIDE_DIR = ROOT / "build" / "node" / "node_modules" / "pyodide"
 BOOT_TIMEOUT_S = 180
 CALL_TIMEOUT_S = 120
 #: Generous bound on how long after a stop the server must notice the closed connection.
-DISCONNECT_WITHIN_S = 5.0
+DISCONNECT_WITHIN_S = 10.0
 
 
 class PyodideNode:
@@ -234,7 +234,7 @@ def test_idle_timeout_stops_the_download_and_the_server_sees_the_connection_clos
     assert (out["result"]["outcome"], out["result"]["stage"]) == ("timeout", "idle")
     assert texts(out["updates"]) == "".join(TEXT_PARTS[:2])
     assert out["updates"][-1]["kind"] == "failed"
-    assert 0.3 <= out["elapsed"] < 3
+    assert 0.3 <= out["elapsed"] < 15
     exchange = server.exchange(url)
     assert exchange.disconnected.wait(DISCONNECT_WITHIN_S) and not exchange.finished.is_set()
 
@@ -249,10 +249,10 @@ def test_keepalive_comments_do_not_count_as_a_first_event(pyodide: PyodideNode, 
 
 
 def test_keepalive_comments_rearm_the_idle_deadline(pyodide: PyodideNode, server: SSETestServer) -> None:
-    pings = [s for _ in range(8) for s in (Pause(0.1), Send(COMMENT))]
+    pings = [s for _ in range(15) for s in (Pause(0.1), Send(COMMENT))]
     url = server.url(Script([Send(CHAT_HEAD), *pings, Send(CHAT[len(CHAT_HEAD):])]))
 
-    out = pyodide.case("run_stream", url=url, deadlines={"idle": 0.4})
+    out = pyodide.case("run_stream", url=url, deadlines={"idle": 0.6})
 
     assert out["result"]["outcome"] == "complete"
 
@@ -274,7 +274,7 @@ def test_total_deadline_stops_a_stream_that_keeps_producing(pyodide: PyodideNode
     out = pyodide.case("run_stream", url=url, deadlines={"total": 0.5, "idle": 5})
 
     assert (out["result"]["outcome"], out["result"]["stage"]) == ("timeout", "total")
-    assert 0.5 <= out["elapsed"] < 3
+    assert 0.5 <= out["elapsed"] < 15
     assert server.exchange(url).disconnected.wait(DISCONNECT_WITHIN_S)
 
 
@@ -288,7 +288,7 @@ def test_cancellation_mid_stream_ends_cancelled_and_the_server_sees_the_connecti
 
     assert (out["result"]["outcome"], out["result"]["stage"]) == ("cancelled", "caller")
     assert out["raised"] == ("CancelledError" if how == "task" else None)
-    assert out["elapsed"] < 3
+    assert out["elapsed"] < 15
     exchange = server.exchange(url)
     assert exchange.disconnected.wait(DISCONNECT_WITHIN_S) and not exchange.finished.is_set()
 
@@ -352,6 +352,18 @@ def test_start_stream_handle_cancel_aborts_the_request(pyodide: PyodideNode, ser
 
     assert (out["resolved"]["outcome"], out["resolved"]["stage"]) == ("cancelled", "caller")
     assert out["updates"][-1]["kind"] == "failed"
+    assert server.exchange(url).disconnected.wait(DISCONNECT_WITHIN_S)
+
+
+@pytest.mark.parametrize("fast", [False, True], ids=["pull", "fast"])
+def test_a_throwing_page_callback_rejects_the_result_and_stops_the_download(
+        pyodide: PyodideNode, server: SSETestServer, fast: bool) -> None:
+    url = server.url(Script([Send(CHAT_HEAD), Pause(0.2), Send(CHAT_HEAD), Stall(30)]))
+
+    out = pyodide.case("js_entry_point", url=url, fast=fast, throw_after=1)
+
+    assert out["resolved"] is None and "webclient stream failed: JsException" in out["rejected"]
+    assert len(out["updates"]) == 1 and out["results"] == []
     assert server.exchange(url).disconnected.wait(DISCONNECT_WITHIN_S)
 
 

@@ -17,17 +17,19 @@ from typing import Any
 
 import pytest
 
-httpx = pytest.importorskip("httpx")
+from tests.bridge_streams import CHAT, CHAT_HEAD, COMMENT, TEXT_PARTS, TOOL, comparable, expected
+from tests.sse_test_server import Abort, Pause, Script, Send, SSETestServer, Stall, sse_script
+from webclient import Committed, Failed, StreamResult, UsageError
+from webclient._deadlines import Deadlines
 
-from tests.bridge_streams import CHAT, CHAT_HEAD, COMMENT, TEXT_PARTS, TOOL, comparable, expected  # noqa: E402
-from tests.sse_test_server import Abort, Pause, Script, Send, SSETestServer, Stall, sse_script  # noqa: E402
-from webclient import Committed, Failed, StreamResult, UsageError  # noqa: E402
-from webclient._deadlines import Deadlines  # noqa: E402
-from webclient.httpx import Attempt, arun, run  # noqa: E402
+# httpx is a host-only peer (absent inside Pyodide, where this module is then skipped at collection).
+httpx = pytest.importorskip("httpx")
+webclient_httpx = pytest.importorskip("webclient.httpx")
+Attempt, arun, run = webclient_httpx.Attempt, webclient_httpx.arun, webclient_httpx.run
 
 pytestmark = pytest.mark.host
 
-DISCONNECT_WITHIN_S = 5.0
+DISCONNECT_WITHIN_S = 10.0
 FLAVOURS = ["sync", "async"]
 
 
@@ -230,7 +232,7 @@ def test_idle_timeout_closes_the_connection_the_server_sees_it(server: SSETestSe
 
     assert out.outcome == ("timeout", "idle")
     assert out.text() == "".join(TEXT_PARTS[:2])
-    assert 0.3 <= out.elapsed < 3
+    assert 0.3 <= out.elapsed < 15
     assert out.probe.all_closed()
     exchange = server.exchange(url)
     assert exchange.disconnected.wait(DISCONNECT_WITHIN_S) and not exchange.finished.is_set()
@@ -243,15 +245,15 @@ def test_keepalive_comments_do_not_count_as_a_first_event(server: SSETestServer,
     out = drive(flavour, url, deadlines=Deadlines(first_event=0.5))
 
     assert out.outcome == ("timeout", "first_event")
-    assert out.elapsed < 3 and server.exchange(url).disconnected.wait(DISCONNECT_WITHIN_S)
+    assert out.elapsed < 15 and server.exchange(url).disconnected.wait(DISCONNECT_WITHIN_S)
 
 
 @pytest.mark.parametrize("flavour", FLAVOURS)
 def test_keepalive_comments_rearm_the_idle_deadline(server: SSETestServer, flavour: str) -> None:
-    pings = [s for _ in range(8) for s in (Pause(0.1), Send(COMMENT))]
+    pings = [s for _ in range(15) for s in (Pause(0.1), Send(COMMENT))]
     url = server.url(Script([Send(CHAT_HEAD), *pings, Send(CHAT[len(CHAT_HEAD):])]))
 
-    out = drive(flavour, url, deadlines=Deadlines(idle=0.4))
+    out = drive(flavour, url, deadlines=Deadlines(idle=0.6))
 
     assert out.outcome == ("complete", None)
 
@@ -264,7 +266,7 @@ def test_connect_deadline_covers_a_server_that_never_sends_headers(server: SSETe
 
     assert out.outcome == ("timeout", "connect")
     assert out.result is not None and out.result.http_status is None
-    assert out.elapsed < 3 and server.exchange(url).disconnected.wait(DISCONNECT_WITHIN_S)
+    assert out.elapsed < 15 and server.exchange(url).disconnected.wait(DISCONNECT_WITHIN_S)
 
 
 @pytest.mark.parametrize("flavour", FLAVOURS)
@@ -274,7 +276,7 @@ def test_total_deadline_stops_a_stream_that_keeps_producing(server: SSETestServe
     out = drive(flavour, url, deadlines=Deadlines(total=0.5, idle=5))
 
     assert out.outcome == ("timeout", "total")
-    assert 0.5 <= out.elapsed < 3 and out.probe.all_closed()
+    assert 0.5 <= out.elapsed < 15 and out.probe.all_closed()
     assert server.exchange(url).disconnected.wait(DISCONNECT_WITHIN_S)
 
 
@@ -289,7 +291,7 @@ def test_cancellation_mid_stream_ends_cancelled_closes_the_response_and_the_serv
 
     assert out.outcome == ("cancelled", "caller")
     assert out.raised == {"raise": "LookupError", "task": "CancelledError"}.get(how)
-    assert out.elapsed < 3 and out.probe.all_closed()
+    assert out.elapsed < 15 and out.probe.all_closed()
     exchange = server.exchange(url)
     assert exchange.disconnected.wait(DISCONNECT_WITHIN_S) and not exchange.finished.is_set()
 

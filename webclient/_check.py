@@ -54,6 +54,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from ._json import loads as json_loads
 from ._limits import DEFAULT_LIMITS, Limits
 from ._outcome import Outcome
 from ._updates import StreamResult
@@ -146,17 +147,12 @@ def session_factory(route: str, *, limits: Limits = DEFAULT_LIMITS,
 
 
 def pending_counts(session: object) -> tuple[int, int, int] | None:
-    """``(decoder bytes, line characters, event characters)`` the session holds right now.
-
-    Read from public ``pending_bytes`` / ``pending_line_chars`` / ``pending_event_chars``
-    attributes when the session has them, else from its event-stream parser; ``None`` when the
-    session exposes neither (the oversized check then fails: it cannot verify the bound).
-    """
+    """``(decoder bytes, line characters, event characters)`` the session holds right now, from its
+    public ``pending_bytes`` / ``pending_line_chars`` / ``pending_event_chars``; ``None`` when the
+    session does not expose them (the oversized check then fails: it cannot verify the bound)."""
     source: Any = session
-    if not hasattr(source, "pending_line_chars"):
-        source = getattr(session, "_parser", None)
-        if source is None or not hasattr(source, "pending_line_chars"):
-            return None
+    if not all(hasattr(source, name) for name in ("pending_bytes", "pending_line_chars", "pending_event_chars")):
+        return None
     return int(source.pending_bytes), int(source.pending_line_chars), int(source.pending_event_chars)
 
 
@@ -389,7 +385,7 @@ def scan_capture(data: bytes, route: str) -> CaptureMap:
             value = data[value_start:end]
             significant = significant or not (ignore_done and value == b"[DONE]")
             try:
-                obj = json.loads(value.decode("utf-8"))
+                obj = json_loads(value.decode("utf-8"))
             except ValueError:
                 continue
             if isinstance(obj, (dict, list)):
@@ -704,7 +700,7 @@ def canary_capture(data: bytes, route: str, canary: Canary) -> tuple[bytes, dict
         olds = [s.container[s.key] for s in slots]
         joined = "".join(olds)
         try:
-            parsed = json.loads(joined)
+            parsed = json_loads(joined)
         except ValueError:
             continue
         replaced, n = _replace_leaves(parsed, canary.value)

@@ -26,8 +26,15 @@ import sys
 from collections.abc import Callable
 
 from ._check import CheckConfig, CheckReport, CheckResult, Progress, check_capture, session_factory
-from ._cli_chunking import LIMIT_OPTIONS, add_input_arguments, chunks_from, limits_from, positive_int, read_input
-from ._cli_replay import _load_tools
+from ._cli_chunking import (
+    LIMIT_OPTIONS,
+    add_input_arguments,
+    chunks_from,
+    limits_from,
+    load_tools,
+    positive_int,
+    read_input,
+)
 from ._errors import UsageError
 from ._routes import ROUTE_NAMES
 
@@ -66,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
     """Check the capture, print the report, return the exit code."""
     try:
         limits = limits_from(args)
-        factory = session_factory(args.route, limits=limits, tools=_load_tools(args.tools))
+        factory = session_factory(args.route, limits=limits, tools=load_tools(args.tools))
     except (UsageError, OSError, ValueError) as exc:
         sys.stderr.write(f"check: {type(exc).__name__}: {exc if isinstance(exc, UsageError) else 'unusable --tools'}\n")
         return 2

@@ -7,9 +7,11 @@ Used by every command that feeds a capture (``events``, ``replay``, ``check``) s
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from collections.abc import Iterator
 
+from ._errors import UsageError
 from ._limits import Limits
 
 #: option flag -> Limits field
@@ -19,6 +21,18 @@ LIMIT_OPTIONS: dict[str, str] = {
     "--max-text-chars": "max_text_chars",
     "--max-tool-input-chars": "max_tool_input_chars",
 }
+
+
+def load_tools(path: str | None) -> dict[str, object] | None:
+    """``--tools FILE.json``: a JSON object mapping tool names to JSON Schemas (``None`` when not
+    given). A file that is not such an object is a :class:`~webclient.UsageError`."""
+    if path is None:
+        return None
+    with open(path, "rb") as handle:
+        tools = json.loads(handle.read())
+    if not isinstance(tools, dict):
+        raise UsageError("--tools must hold a JSON object mapping tool names to JSON Schemas")
+    return tools
 
 
 def positive_int(text: str) -> int:

@@ -20,7 +20,7 @@ import argparse
 import json
 import sys
 
-from ._cli_chunking import LIMIT_OPTIONS, add_input_arguments, chunks_from, limits_from, read_input
+from ._cli_chunking import LIMIT_OPTIONS, add_input_arguments, chunks_from, limits_from, load_tools, read_input
 from ._errors import UsageError
 from ._outcome import Outcome
 from ._routes import ROUTE_NAMES
@@ -37,20 +37,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_input_arguments(parser, tuple(LIMIT_OPTIONS))
 
 
-def _load_tools(path: str | None) -> dict[str, object] | None:
-    if path is None:
-        return None
-    with open(path, "rb") as handle:
-        tools = json.loads(handle.read())
-    if not isinstance(tools, dict):
-        raise UsageError("--tools must hold a JSON object mapping tool names to JSON Schemas")
-    return tools
-
-
 def run(args: argparse.Namespace) -> int:
     """Replay the capture and print the result object; return the exit code."""
     try:
-        session = StreamSession(args.route, limits=limits_from(args), tools=_load_tools(args.tools))
+        session = StreamSession(args.route, limits=limits_from(args), tools=load_tools(args.tools))
     except (UsageError, OSError, ValueError) as exc:
         # Option problems only (a schema keyword we do not implement, an unreadable file).
         detail = exc if isinstance(exc, UsageError) else "unusable --tools"

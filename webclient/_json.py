@@ -19,10 +19,7 @@ import re
 from itertools import accumulate
 from typing import Any
 
-# Real LLM envelopes nest about 6 levels (chunk -> choices -> delta -> tool_calls -> function),
-# tool arguments rarely beyond 10 (OpenAI strict mode allows 10 levels of objects). 512 is far
-# above both and far below the ~4000 levels Pyodide's stack survives.
-MAX_JSON_DEPTH = 512
+from ._limits import MAX_JSON_DEPTH
 
 _STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
 _NOT_BRACKET = re.compile(r"[^\[\]{}]+")

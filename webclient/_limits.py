@@ -48,6 +48,13 @@ DEFAULT_MAX_BLOCKS = 1024
 # than 4300 digits; 16 digits is already beyond any useful reconnection time in milliseconds.
 MAX_RETRY_DIGITS = 16
 
+# Nesting depth of any JSON webclient parses (envelopes, tool inputs). Real LLM envelopes nest
+# about 6 levels (chunk -> choices -> delta -> tool_calls -> function) and tool arguments rarely
+# beyond 10 (OpenAI strict mode allows 10 levels of objects). 512 is far above both and far below
+# the ~4000 levels Pyodide's WebAssembly stack survives in ``json.loads`` (8000 kill the runtime;
+# measured with Pyodide 314.0.7). See ``webclient/_json.py``.
+MAX_JSON_DEPTH = 512
+
 
 @dataclass(frozen=True, slots=True)
 class Limits:

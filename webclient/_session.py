@@ -140,6 +140,21 @@ class StreamSession:
         life for an idle deadline, though they are never events."""
         return self._parser.parser.comment_lines
 
+    @property
+    def pending_bytes(self) -> int:
+        """Bytes of an unfinished UTF-8 character held by the decoder."""
+        return self._parser.pending_bytes
+
+    @property
+    def pending_line_chars(self) -> int:
+        """Characters of the unfinished SSE line held by the parser."""
+        return self._parser.pending_line_chars
+
+    @property
+    def pending_event_chars(self) -> int:
+        """Characters in the data buffer of the SSE event not yet dispatched."""
+        return self._parser.pending_event_chars
+
     def _enter(self, method: str) -> _State:
         state = self._state
         if state not in _ALLOWED[method]:

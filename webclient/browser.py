@@ -89,6 +89,8 @@ def _js() -> Any:
 def _ffi() -> Any:
     """``pyodide.ffi`` (Pyodide only), typed ``Any`` like :func:`_js`."""
     return importlib.import_module("pyodide.ffi")
+
+
 #: Stage of a ``truncated`` outcome caused by a transport failure (fetch rejected, body errored).
 NETWORK_STAGE = "network"
 
@@ -147,12 +149,6 @@ class Timeline:
     def to_dict(self) -> dict[str, Any]:
         """``{"t_ms", "chunks", "bytes", "events"}``."""
         return {"t_ms": self.t_ms, "chunks": self.chunks, "bytes": self.bytes, "events": self.events}
-
-
-def _comment_lines(session: StreamSession) -> int:
-    """SSE comment lines seen so far: keep-alives for the deadline tracker (they re-arm ``idle`` but do not end
-    the first-event phase). Read from the session's parser until the session exposes a keep-alive count."""
-    return session._parser.parser.comment_lines
 
 
 def _ignore(_: object) -> None:
@@ -367,7 +363,7 @@ class BrowserStream:
             return self._stopped_or(NETWORK_STAGE)
         self._tracker.headers_received(self._loop.time())
         self._arm_timer()
-        self._deliver(session.open(int(response.status), response.headers.get("content-type")))
+        session.open(int(response.status), response.headers.get("content-type"))
         if session.done:  # the gate refused the response: the body is never read
             await self._discard(response)
             return session.finish()
@@ -396,10 +392,10 @@ class BrowserStream:
         session = self._session
         self._chunks += 1
         self._bytes += len(data)
-        events, comments = session.events_seen, _comment_lines(session)
+        events, comments = session.events_seen, session.comment_lines
         try:
             updates = session.feed(data)
-            if session.events_seen != events or _comment_lines(session) != comments:
+            if session.events_seen != events or session.comment_lines != comments:
                 assert self._tracker is not None and self._loop is not None
                 self._tracker.event_received(self._loop.time(), keep_alive=session.events_seen == events)
                 self._arm_timer()
@@ -561,6 +557,16 @@ def start_stream(options: Any) -> Any:
          signal,                                   an AbortSignal that cancels the attempt
          fetch,                                    a fetch-compatible function (default: globalThis.fetch)
          onUpdate(update), onResult(result), onChunk(timeline)}        callbacks, all optional
+
+    From a page or a Web Worker::
+
+        const browser = pyodide.pyimport("webclient.browser");
+        const handle = browser.start_stream({
+          url: "/v1/chat/completions", route: "openai-chat", body: {model: "m", stream: true, messages},
+          deadlines: {idle_ms: 30000}, fast: true,
+          onUpdate: (u) => postMessage(u),          // {kind: "text_delta", text, ..., timeline: {...}}
+        });
+        const result = await handle.result;         // or handle.cancel()
 
     Callbacks receive plain JS objects (no Python proxies): ``onUpdate`` gets each ``Update.to_dict()`` (``kind``
     ``text_delta`` / ``tool_input_delta`` / ``tool_call`` / ``committed`` / ``failed``) plus ``timeline:

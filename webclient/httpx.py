@@ -112,12 +112,6 @@ class _Stop(enum.Enum):
 _Op = _Send | _Read | _Emit
 
 
-def _comment_lines(session: StreamSession) -> int:
-    """SSE comment lines seen so far: keep-alives for the deadline tracker. Read from the session's parser until
-    the session exposes a keep-alive count."""
-    return session._parser.parser.comment_lines
-
-
 def _remaining(deadline: float | None) -> float | None:
     return None if deadline is None else max(0.0, deadline - time.monotonic())
 
@@ -252,7 +246,9 @@ class Attempt:
             interrupt()
 
     def updates(self, client: httpx.Client) -> Iterator[Update]:
-        """Run the attempt with a sync client, yielding updates as they come, the final Committed/Failed last."""
+        """Run the attempt with a sync client, yielding updates as they come, the final Committed/Failed last.
+        Leaving the loop early cancels the attempt when the generator is closed (CPython closes a ``for`` loop's
+        generator as soon as the loop lets go of it; ``contextlib.closing`` makes that explicit)."""
         core, op = self._begin()
         watchdog = _Watchdog()
         self._interrupt = lambda: watchdog.fire(_Stop.CANCELLED)
@@ -350,10 +346,10 @@ class Attempt:
                 return session.finish()
             if not isinstance(data, bytes):
                 return self._stopped(data, tracker)
-            events, comments = session.events_seen, _comment_lines(session)
+            events, comments = session.events_seen, session.comment_lines
             updates = session.feed(data)
             now = time.monotonic()
-            if session.events_seen != events or _comment_lines(session) != comments:
+            if session.events_seen != events or session.comment_lines != comments:
                 tracker.event_received(now, keep_alive=session.events_seen == events)
             provisional: list[Update] = [u for u in updates if not isinstance(u, (Committed, Failed))]
             if provisional:
