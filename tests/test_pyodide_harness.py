@@ -72,7 +72,10 @@ def test_failing_test_inside_pyodide_shows_pytest_failure_output_and_exits_1(tmp
 
 
 def test_core_suite_passes_inside_pyodide_and_skips_host_tests() -> None:
-    proc = run_tool("test", "-rs")
+    # The whole core suite runs inside Pyodide as its own step of build_scripts/test.sh; here a
+    # representative slice proves the wiring (collection, fixtures mount, host-marker skips).
+    proc = run_tool("test", "-rs", "tests/test_sse.py", "tests/test_utf8.py", "tests/test_fixtures_replay.py",
+                    "tests/test_pyodide_harness.py")
 
     output = f"stdout:\n{proc.stdout}\nstderr:\n{proc.stderr}"
     assert proc.returncode == 0, output
