@@ -19,7 +19,7 @@ import js
 from bridge_streams import comparable  # tests/ is on sys.path inside Pyodide (mounted at /bridge)
 from pyodide.ffi import JsException, to_js
 
-from webclient._deadlines import Deadlines
+from webclient import Deadlines
 from webclient.browser import BrowserStream, start_stream
 
 

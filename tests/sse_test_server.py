@@ -19,10 +19,10 @@ Steps (after ``Script.head_delay`` seconds of silence before the status line, 0 
     ``framing="close"`` body), which a client sees as a normal EOF.
 
 Every response is the last on its TCP connection (and says ``Connection: close`` unless told not to), so one
-exchange is one connection and "the client closed the connection" is unambiguous. What the server saw is recorded per request in an :class:`Exchange`
-(request line, headers and body, bytes and chunks sent, whether the script finished, and when the client
-disconnected). GET requests for other paths are served from ``static_root`` when one is given (used by the
-Chromium benchmark to serve Pyodide's files).
+exchange is one connection and "the client closed the connection" is unambiguous. What the server saw is
+recorded per request in an :class:`Exchange` (request line, headers and body, bytes and chunks sent, whether the
+script finished, and when the client disconnected). GET requests for other paths are served from
+``static_root`` when one is given (a page and Pyodide's files, for a browser run against the same server).
 
 The server binds 127.0.0.1 on an ephemeral port, runs in daemon threads, and stops itself: on ``__exit__``
 or ``stop()``, and at the latest after ``max_lifetime_s`` seconds. Run as a script it serves until

@@ -390,3 +390,65 @@ def test_no_proxy_or_reference_leaks_per_stream(pyodide: PyodideNode, server: SS
     assert out["unhandled"] == 0
     assert set(out["outcomes"]) == {"complete", "timeout", "cancelled", "protocol_error"}
     assert out["outcomes"] == out["warm"] * 3
+
+
+# -- the same entry point in Chromium ----------------------------------------------------------------------------
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+RUNTIME_FILES = ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json")
+CHROMIUM_PAGE = """<!doctype html><meta charset="utf-8"><title>bridge</title>
+<script type="module">
+import { loadPyodide } from "/pyodide/pyodide.mjs";
+const py = await loadPyodide({ indexURL: new URL("/pyodide/", location.href).href });
+const loaded = await py.loadPackage(new URL("/__WHEEL__", location.href).href);
+if (loaded.length !== 1) throw new Error("wheel did not load");
+const browser = py.pyimport("webclient.browser");
+window.runStream = async (url, fast, cancelAfter) => {
+  const updates = [];
+  let handle = null;
+  handle = browser.start_stream({ url, route: "openai-chat", fast, body: { model: "m", stream: true },
+    deadlines: { idle_ms: 5000 },
+    onUpdate: (u) => { updates.push(u); if (cancelAfter && updates.length === cancelAfter) handle.cancel(); } });
+  const result = await handle.result;
+  return { updates, result };
+};
+window.__ready = true;
+</script>
+"""
+
+
+@pytest.mark.browser
+def test_start_stream_in_chromium_commits_over_real_fetch_and_cancel_closes_the_connection(
+        pyodide: PyodideNode, tmp_path: Path) -> None:
+    sync_api = pytest.importorskip("playwright.sync_api")
+    assert CHROMIUM.exists(), f"{CHROMIUM} is missing: install Debian's chromium package"
+    wheel = sorted((ROOT / "build" / "dist").glob("webclient-*.whl"))[0]  # built by the pyodide fixture
+    (tmp_path / "pyodide").mkdir()
+    for name in RUNTIME_FILES:
+        shutil.copyfile(PYODIDE_DIR / name, tmp_path / "pyodide" / name)
+    shutil.copyfile(wheel, tmp_path / wheel.name)
+    (tmp_path / "index.html").write_text(CHROMIUM_PAGE.replace("__WHEEL__", wheel.name))
+    with SSETestServer(static_root=tmp_path) as srv, sync_api.sync_playwright() as playwright:
+        ok_url = srv.add(sse_script(TOOL, chunk_size=97, delay=0.01))
+        stall_url = srv.add(Script([Send(CHAT_HEAD), Stall(30)]))
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_context().new_page()
+            page.set_default_timeout(120_000)
+            page.goto(f"{srv.base_url}/index.html")
+            page.wait_for_function("window.__ready === true")
+            done = [page.evaluate("([u, f]) => runStream(u, f, 0)", [ok_url, fast]) for fast in (False, True)]
+            cancelled = page.evaluate("([u]) => runStream(u, true, 1)", [stall_url])
+            # Checked while the browser is still open: the cancel, not the browser's exit, closed the connection.
+            cancel_closed_connection = srv.exchange(stall_url).disconnected.wait(DISCONNECT_WITHIN_S)
+        finally:
+            browser.close()
+
+    for out in done:
+        assert comparable(out["result"]) == expected(TOOL)
+        assert out["updates"][-1]["kind"] == "committed" and "timeline" in out["updates"][-1]
+    assert (cancelled["result"]["outcome"], cancelled["result"]["stage"]) == ("cancelled", "caller")
+    assert cancel_closed_connection
+    assert json.loads(srv.exchange(ok_url).request_body) == {"model": "m", "stream": True}

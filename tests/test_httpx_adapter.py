@@ -19,8 +19,7 @@ import pytest
 
 from tests.bridge_streams import CHAT, CHAT_HEAD, COMMENT, TEXT_PARTS, TOOL, comparable, expected
 from tests.sse_test_server import Abort, Pause, Script, Send, SSETestServer, Stall, sse_script
-from webclient import Committed, Failed, StreamResult, UsageError
-from webclient._deadlines import Deadlines
+from webclient import Committed, Deadlines, Failed, StreamResult, UsageError
 
 # httpx is a host-only peer (absent inside Pyodide, where this module is then skipped at collection).
 httpx = pytest.importorskip("httpx")
@@ -93,6 +92,25 @@ class ProbedAsyncTransport(httpx.AsyncHTTPTransport):
         return response
 
 
+def run_async(main: Any) -> Any:
+    """``asyncio.run(main())`` in a fresh thread: immune to an event loop another test module left running in
+    this thread (Playwright's sync API, held by a session-scoped fixture, keeps one running)."""
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["value"] = asyncio.run(main())
+        except BaseException as exc:
+            box["error"] = exc
+
+    thread = threading.Thread(target=target)
+    thread.start()
+    thread.join()
+    if "error" in box:
+        raise box["error"]
+    return box.get("value")
+
+
 @dataclass
 class Run:
     """What one attempt produced."""
@@ -116,14 +134,17 @@ def drive(flavour: str, url: str, *, cancel_after: int | None = None, how: str =
           **options: Any) -> Run:
     """Run one Attempt with a real client of the given flavour; cancel after ``cancel_after`` updates by
     ``how``: ``method`` (attempt.cancel()), ``break`` (leave the loop), ``raise`` (an exception in the loop),
-    ``thread`` (sync: cancel() from another thread 0.2 s in), ``task`` (async: cancel the task)."""
+    ``thread`` (sync: cancel() from another thread 0.2 s after the first update, while the loop is blocked in
+    a read), ``task`` (async: cancel the task)."""
     out = Run()
     options.setdefault("json", {"model": "m", "stream": True})
     attempt = Attempt("openai-chat", url, **options)
     started = time.monotonic()
+    first_update = threading.Event()
 
     def consume(update: Any) -> bool:
         out.updates.append(update)
+        first_update.set()
         if cancel_after is not None and len(out.updates) == cancel_after:
             if how == "method":
                 attempt.cancel()
@@ -135,7 +156,11 @@ def drive(flavour: str, url: str, *, cancel_after: int | None = None, how: str =
 
     if flavour == "sync":
         if how == "thread":
-            threading.Timer(0.2, attempt.cancel).start()
+            def cancel_later() -> None:
+                if first_update.wait(10):
+                    time.sleep(0.2)
+                    attempt.cancel()
+            threading.Thread(target=cancel_later, daemon=True).start()
         with httpx.Client(transport=ProbedTransport(out.probe)) as client:
             try:
                 for update in attempt.updates(client):
@@ -160,7 +185,7 @@ def drive(flavour: str, url: str, *, cancel_after: int | None = None, how: str =
                     out.raised = "CancelledError"
                 except LookupError:
                     out.raised = "LookupError"
-        asyncio.run(main())
+        run_async(main)
     out.elapsed = time.monotonic() - started
     out.result = attempt.result
     return out
@@ -335,7 +360,7 @@ def test_run_and_arun_return_the_result(server: SSETestServer) -> None:
         async with httpx.AsyncClient() as client:
             return await arun(client, "openai-chat", url, content=b'{"stream": true}')
 
-    async_result = asyncio.run(main())
+    async_result = run_async(main)
     assert comparable(sync_result.to_dict()) == comparable(async_result.to_dict()) == expected(CHAT)
     assert server.exchange(url, 1).request_body == b'{"stream": true}'
 

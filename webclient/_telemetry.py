@@ -39,34 +39,32 @@ _TOKEN_RE = re.compile(r"[A-Za-z0-9_.:/@+\-]{1,128}")
 _SHORT_TOKEN_RE = re.compile(r"[A-Za-z0-9_.\-]{1,64}")
 
 
+def _sanitize(value: object, allowed: re.Pattern[str]) -> str | None:
+    """``None`` for ``None`` / ``""``; an int as its decimal string; a string that fully matches
+    ``allowed`` as itself; anything else (bools included) as ``"[REDACTED]"``."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, bool):
+        return REDACTED
+    if isinstance(value, int):
+        value = str(value)
+    if isinstance(value, str) and allowed.fullmatch(value):
+        return value
+    return REDACTED
+
+
 def sanitize_token(value: object) -> str | None:
     """Return ``value`` if it is a short identifier-like string (or an int), else ``"[REDACTED]"``.
 
     ``None`` and ``""`` stay ``None``. Used for caller-supplied ids and provider stop reasons.
     """
-    if value is None or value == "":
-        return None
-    if isinstance(value, bool):
-        return REDACTED
-    if isinstance(value, int):
-        value = str(value)
-    if isinstance(value, str) and _TOKEN_RE.fullmatch(value):
-        return value
-    return REDACTED
+    return _sanitize(value, _TOKEN_RE)
 
 
 def sanitize_code(value: object) -> str | None:
     """Like :func:`sanitize_token` with a tighter allow-list (``[A-Za-z0-9_.-]``, 64 characters):
     for provider error types and codes such as ``overloaded_error`` or ``429``."""
-    if value is None or value == "":
-        return None
-    if isinstance(value, bool):
-        return REDACTED
-    if isinstance(value, int):
-        value = str(value)
-    if isinstance(value, str) and _SHORT_TOKEN_RE.fullmatch(value):
-        return value
-    return REDACTED
+    return _sanitize(value, _SHORT_TOKEN_RE)
 
 
 #: The retry decisions a caller may record (mirrors the retry-advice vocabulary).

@@ -61,6 +61,9 @@ TRANSITIONS: dict[ToolCallState, frozenset[ToolCallState]] = {
 #: ``(arguments or None, failing stage or None, problems)``
 Verdict = tuple[dict[str, Any] | None, str | None, tuple[str, ...]]
 
+#: The verdict for a name outside the registered tools (checked before the input is parsed).
+_UNKNOWN_TOOL: Verdict = (None, "tool_unknown", ("unknown tool",))
+
 
 def parse_tool_input(text: str) -> tuple[object, str | None]:
     """Parse a closed tool input: ``(value, None)`` or ``(None, "tool_json")``.
@@ -98,13 +101,19 @@ class ToolRegistry:
         """Whether the caller registered tools (unknown names are then refused)."""
         return self._validators is not None
 
+    def _lookup(self, name: str | None) -> tuple[bool, Validator | None]:
+        """``(known, validator)``: with no tools registered every name is known (no validator);
+        otherwise only a registered name is."""
+        if self._validators is None:
+            return True, None
+        validator = self._validators.get(name) if name is not None else None
+        return validator is not None, validator
+
     def check(self, name: str | None, text: str) -> Verdict:
         """Validate a closed input: ``(arguments or None, failing stage or None, problems)``."""
-        validator = None
-        if self._validators is not None:
-            validator = self._validators.get(name) if name is not None else None
-            if validator is None:
-                return None, "tool_unknown", ("unknown tool",)
+        known, validator = self._lookup(name)
+        if not known:
+            return _UNKNOWN_TOOL
         value, stage = parse_tool_input(text)
         if stage is not None:
             return None, stage, ("input is not valid JSON",)
@@ -112,11 +121,9 @@ class ToolRegistry:
 
     def check_value(self, name: str | None, value: object) -> Verdict:
         """Validate input that arrived already parsed (Gemini ``functionCall.args``)."""
-        validator = None
-        if self._validators is not None:
-            validator = self._validators.get(name) if name is not None else None
-            if validator is None:
-                return None, "tool_unknown", ("unknown tool",)
+        known, validator = self._lookup(name)
+        if not known:
+            return _UNKNOWN_TOOL
         return self.check_object(value, validator)
 
     @staticmethod
@@ -130,20 +137,45 @@ class ToolRegistry:
         return value, None, ()
 
 
-class ToolCallBuffer:
-    """One tool call's accumulating input and state. Owned by a route accumulator."""
+class Fragments:
+    """Fragments appended with a running size and joined once, when read.
 
-    __slots__ = ("arguments", "call", "id", "name", "parts", "problems", "size", "state")
+    The shared storage of everything a route accumulates piecewise: a text channel
+    (``_routes._base.TextBuffer``) and a tool call's raw input (:class:`ToolCallBuffer`). The
+    route appends to ``parts`` and adds to ``size`` (its ceiling reads it); nothing is joined
+    until :meth:`joined` is called.
+    """
+
+    __slots__ = ("parts", "size")
+
+    def __init__(self) -> None:
+        #: The fragments, in arrival order.
+        self.parts: list[str] = []
+        #: Characters appended so far.
+        self.size = 0
+
+    def joined(self) -> str:
+        """The fragments so far, joined (and cached as a single fragment)."""
+        parts = self.parts
+        if len(parts) > 1:
+            joined = "".join(parts)
+            parts[:] = [joined]
+            return joined
+        return parts[0] if parts else ""
+
+
+class ToolCallBuffer(Fragments):
+    """One tool call's accumulating input (raw fragments, joined once at close) and state. Owned
+    by a route accumulator."""
+
+    __slots__ = ("arguments", "call", "id", "name", "problems", "state")
 
     def __init__(self, call: int, call_id: str | None, name: str | None) -> None:
+        super().__init__()
         #: Position in the attempt.
         self.call = call
         self.id = call_id
         self.name = name
-        #: Raw input fragments (joined once, at close).
-        self.parts: list[str] = []
-        #: Characters appended so far (the ``tool_input`` ceiling reads it).
-        self.size = 0
         self.state = ToolCallState.STREAMING
         self.arguments: dict[str, Any] | None = None
         self.problems: tuple[str, ...] = ()
@@ -152,15 +184,6 @@ class ToolCallBuffer:
     def open(self) -> bool:
         """Still streaming."""
         return self.state is ToolCallState.STREAMING
-
-    def input_text(self) -> str:
-        """The raw input so far, joined (and cached as a single fragment)."""
-        parts = self.parts
-        if len(parts) > 1:
-            joined = "".join(parts)
-            parts[:] = [joined]
-            return joined
-        return parts[0] if parts else ""
 
     def move(self, state: ToolCallState) -> None:
         """Apply a transition from :data:`TRANSITIONS`."""
@@ -177,4 +200,4 @@ class ToolCallBuffer:
     def snapshot(self, ready: bool = False) -> ToolCall:
         """An immutable view (``ready`` is decided by the session)."""
         return ToolCall(self.call, self.id, self.name, self.state.value, self.arguments,
-                        ready and self.state is ToolCallState.VALID, self.input_text(), self.problems)
+                        ready and self.state is ToolCallState.VALID, self.joined(), self.problems)

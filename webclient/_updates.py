@@ -44,12 +44,9 @@ class ProviderError:
 
 
 @dataclass(frozen=True, slots=True)
-class ToolCall:
-    """A tool call as it stood when the attempt ended (or at a state change).
-
-    ``ready`` is true only when the call is ``valid`` *and* the whole attempt is ``complete``:
-    that is the only state in which it may be executed.
-    """
+class _ToolCallFields:
+    """Which tool call, and where it stands: the fields :class:`ToolCall` (a view of the call) and
+    :class:`ToolCallUpdate` (the update announcing a state change) share, in this order."""
 
     #: Position of the call in the attempt (0, 1, ...), stable across updates.
     call: int
@@ -63,6 +60,16 @@ class ToolCall:
     arguments: dict[str, Any] | None
     #: Valid and the attempt complete.
     ready: bool
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall(_ToolCallFields):
+    """A tool call as it stood when the attempt ended (or at a state change).
+
+    ``ready`` is true only when the call is ``valid`` *and* the whole attempt is ``complete``:
+    that is the only state in which it may be executed.
+    """
+
     #: The raw accumulated input text (provisional; kept so a truncated call can be shown).
     input_text: str
     #: Content-free validation problems when ``state == "invalid"``.
@@ -160,17 +167,12 @@ class ToolInputDelta:
 
 
 @dataclass(frozen=True, slots=True)
-class ToolCallUpdate:
-    """A tool call changed state (or, at commit, became ready)."""
+class ToolCallUpdate(_ToolCallFields):
+    """A tool call changed state (or, at commit, became ready); the fields are
+    :class:`ToolCall`'s first six."""
 
     kind: ClassVar[str] = "tool_call"
     provisional: ClassVar[bool] = False
-    call: int
-    id: str | None
-    name: str | None
-    state: str
-    arguments: dict[str, Any] | None
-    ready: bool
 
     def to_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, "call": self.call, "id": self.id, "name": self.name,

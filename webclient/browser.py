@@ -21,7 +21,7 @@ Two read loops, chosen explicitly with ``fast``
         The ``create_proxy`` it needs is destroyed when the attempt ends.
 
 Deadlines and stopping
-    The deadlines (:class:`webclient._deadlines.Deadlines`: connect, first event, idle, total) are tracked by a
+    The deadlines (:class:`webclient.Deadlines`: connect, first event, idle, total) are tracked by a
     ``DeadlineTracker`` whose clock is Pyodide's event loop, ``loop.time()``; nothing ever blocks (no
     ``time.sleep``). One timer per attempt is armed for the tracker's next deadline: re-armed only when a deadline
     moves *earlier* (headers arriving, the first event), so a chunk costs no timer work, and a timer that finds
@@ -407,7 +407,7 @@ class BrowserStream:
             self._fault = exc
             self._halt(_CANCELLED)
             return True
-        return session.done
+        return session.done or self._stop is not None
 
     def _deliver(self, updates: list[Update]) -> None:
         """Hand provisional updates to the sink. A final update is held back: :meth:`_conclude` re-issues it
@@ -442,7 +442,12 @@ class BrowserStream:
         assert self._tracker is not None and self._loop is not None
         now = self._loop.time()
         at = self._tracker.next_deadline(now)
-        if at is None or self._finished or (self._timer is not None and self._timer_at <= at):
+        if at is None:  # no deadline armed, or one passed by now (a timer that fired a hair early, then re-armed)
+            failure = self._tracker.expired(now)
+            if failure is not None:
+                self._halt(failure)
+            return
+        if self._finished or (self._timer is not None and self._timer_at <= at):
             return
         wrappers = importlib.import_module("pyodide.ffi.wrappers")
         if self._timer is not None:

@@ -23,7 +23,7 @@ One code path for both flavours
     closed on every exit path (EOF, gate refusal, failure, timeout, cancellation, an exception in the caller's
     loop), without reading a refused body.
 
-Deadlines (:class:`webclient._deadlines.Deadlines`), clock ``time.monotonic()``
+Deadlines (:class:`webclient.Deadlines`), clock ``time.monotonic()``
     async: each request to httpx runs in an ``anyio.CancelScope`` whose deadline is the tracker's next deadline;
         httpx's own timeouts are switched off for the request, the deadlines being the contract.
     sync: a blocking read cannot be given a new deadline per call, so a watchdog thread per attempt shuts the
@@ -341,7 +341,11 @@ class Attempt:
         if session.done:  # the gate refused the response: the driver closes it unread
             return session.finish()
         while True:
-            data = yield _Read(tracker.next_deadline(time.monotonic()))
+            now = time.monotonic()  # one reading for both calls: not expired at now => a deadline at or after now
+            failure = tracker.expired(now)
+            if failure is not None:  # bytes kept coming, but no event in time
+                return session.abort(failure.outcome, failure.stage)
+            data = yield _Read(tracker.next_deadline(now))
             if data is _Stop.EOF:
                 return session.finish()
             if not isinstance(data, bytes):
@@ -358,9 +362,6 @@ class Attempt:
                     return self._stopped(answer, tracker)
             if session.done:
                 return session.finish()
-            failure = tracker.expired(time.monotonic())  # bytes keep coming, but no event in time
-            if failure is not None:
-                return session.abort(failure.outcome, failure.stage)
 
     def _stopped(self, reason: object, tracker: DeadlineTracker) -> StreamResult:
         """The result of an attempt whose I/O stopped for ``reason``."""

@@ -12,7 +12,8 @@
 //     when the call is ready (valid, and the attempt committed);
 //   * the outcome badge, the sanitized telemetry record and a timeline chart.
 //
-// For the end-to-end tests, window.__demo exposes the boot time and the time spent rendering each update.
+// For the end-to-end tests, window.__demo exposes the boot time, the time spent rendering each update and the
+// layout time of each frame that followed the streaming text.
 
 import { TextSink } from "./text_sink.js";
 import { TimelineChart } from "./chart.js";
@@ -23,6 +24,9 @@ const demo = {
   attempts: 0,
   // One entry per rendered text delta of the current attempt: [characters shown before it, its length, ms].
   renderTimes: [],
+  // One entry per animation frame that followed the provisional text's tail: [characters shown, ms spent
+  // laying out the frame's appends and scrolling to the end].
+  layoutTimes: [],
 };
 window.__demo = demo;
 
@@ -167,11 +171,14 @@ class Turn {
     this.committedText = this.root.querySelector(".committed-text");
     this.toolCards = this.root.querySelector(".tool-cards");
     this.cards = new Map();
+    // Follow the streaming text's tail unless the reader scrolled up (back to the end: follow again).
     this.stickToBottom = true;
+    this.autoScrollTop = 0;
     this.scrollFrame = 0;
     this.provisional.addEventListener("scroll", () => {
       const el = this.provisional;
-      this.stickToBottom = el.scrollHeight - el.scrollTop - el.clientHeight < 24;
+      this.stickToBottom = el.scrollTop >= this.autoScrollTop - 4 ||
+        el.scrollHeight - el.scrollTop - el.clientHeight < 24;
     }, { passive: true });
     this.provisionalLabel.textContent =
       "⋯ Provisional: still streaming; not verified, may be withdrawn.";
@@ -239,7 +246,9 @@ class Turn {
     this.badge.dataset.outcome = outcome;
     this.provisionalBox.dataset.state = "withdrawn";
     this.provisional.dataset.state = "withdrawn";
-    const why = OUTCOME_EXPLAINED[outcome] || "it did not complete";
+    const status = result.telemetry.http_status;
+    const why = (OUTCOME_EXPLAINED[outcome] || "it did not complete") +
+      (status && status !== 200 ? ` (HTTP ${status})` : "");
     this.provisionalLabel.textContent = this.sink.length || this.channelSinks.size
       ? `⚠ Withdrawn, incomplete: ${why} (outcome ${outcome}, stage ${stage}). ` +
         "This text was never committed; do not use it."
@@ -258,7 +267,11 @@ class Turn {
     if (this.scrollFrame || !this.stickToBottom) return;
     this.scrollFrame = requestAnimationFrame(() => {
       this.scrollFrame = 0;
+      // Reading scrollHeight lays out what the appends changed: timed as this frame's layout cost.
+      const started = performance.now();
       this.provisional.scrollTop = this.provisional.scrollHeight;
+      this.autoScrollTop = this.provisional.scrollTop;
+      demo.layoutTimes.push([this.sink.length, performance.now() - started]);
     });
   }
 }
@@ -296,6 +309,7 @@ function send() {
   running = id;
   demo.attempts += 1;
   demo.renderTimes = [];
+  demo.layoutTimes = [];
   ui.outcome.textContent = "";
   ui.outcome.dataset.outcome = "streaming";
   ui.stage.textContent = "";
@@ -430,7 +444,8 @@ function bootFailed(message) {
   clearInterval(elapsedTimer);
   ui.boot.dataset.state = "error";
   ui.bootProgress.value = 0;
-  ui.bootStage.textContent = `failed to start: ${message}`;
+  ui.bootStage.textContent = `failed to start: ${message} ` +
+    "(the site must be built with Pyodide: build_scripts/demo.sh does it)";
 }
 
 // --- pickers ---------------------------------------------------------------------------------------------

@@ -6,9 +6,33 @@ A route is two things:
   close and terminal conditions, and the stop reasons that do *not* count as success. The
   accumulator's dispatch table is checked against it by the tests, so the data cannot drift
   from the code;
-* a :class:`RouteAccumulator` subclass: ``handle(SSEEvent)`` per complete event. It appends
-  fragments to :class:`TextBuffer` / :class:`~webclient._toolcalls.ToolCallBuffer` lists (joined
-  once, at the end), records the first failure in stream order, and emits updates.
+* a :class:`RouteAccumulator` subclass. The base's ``handle(SSEEvent)`` runs the envelope step
+  every route shares (below), where the contract's data decides the per-route differences, and
+  hands the decoded object to the route: to a handler from its dispatch table (typed routes:
+  Responses, Anthropic), or choice by choice to its ``_choice`` and then to its ``_chunk``
+  (data-only routes: Chat, Gemini). The route appends fragments to :class:`TextBuffer` /
+  :class:`~webclient._toolcalls.ToolCallBuffer` lists (joined once, at the end), records the
+  first failure in stream order, and emits updates.
+
+The envelope step, per complete SSE event, in this order (the first that applies decides)::
+
+    data: [DONE]                 contract.done_sentinel "terminal": the route's _done() (after the
+                                 terminal condition: after_terminal); "ignored": nothing at all
+    any event after terminal     protocol_error after_terminal
+    event: error                 upstream_error error_event (the data's error type/code only)
+    data not a JSON object       protocol_error envelope
+    typed routes                 (contract.dispatch_key, e.g. "type") the key's value must be a
+                                 string (envelope) and, with contract.cross_check_event_name, equal
+                                 the SSE event name when there is one (event_name); a value with no
+                                 handler is tolerated; before the start event only
+                                 contract.before_start is allowed (order); then the handler
+    data-only routes             (dispatch_key None) a truthy "error" object is upstream_error
+                                 error_object; otherwise each element of the contract.choices_key
+                                 list (a non-list, or an element that is not an object, is
+                                 envelope) is looked up by its "index" (default 0; a new index
+                                 must be an int, else envelope, and opens a ChoiceState under the
+                                 blocks ceiling) and goes to the route's _choice(state, element);
+                                 then the rest of the chunk goes to its _chunk(obj, choices)
 
 Stage vocabulary for the failures a route records (``Failure.stage``)::
 
@@ -34,16 +58,23 @@ Stage vocabulary for the failures a route records (``Failure.stage``)::
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 from .._events import SSEEvent
 from .._json import loads
 from .._limits import Limits
 from .._outcome import Failure, Outcome
 from .._telemetry import sanitize_code
-from .._toolcalls import ToolCallBuffer, ToolCallState, ToolRegistry
+from .._toolcalls import Fragments, ToolCallBuffer, ToolCallState, ToolRegistry
 from .._updates import ChoiceResult, ProviderError, TextDelta, ToolCallUpdate, ToolInputDelta, Update
+
+_loads = loads
+
+#: A typed route's handler: takes the decoded ``data`` object (its return value is unused).
+Handler = Callable[[dict[str, Any]], object]
+_Owner = TypeVar("_Owner")
 
 #: Stop reasons that end a response short by default, on every route (the issue's list).
 COMMON_NON_ACCEPTED = frozenset(
@@ -87,31 +118,49 @@ class RouteContract:
     terminal_condition: str
     #: Stop reasons that are *not* success unless the caller overrides the accepted set.
     non_accepted_stop_reasons: frozenset[str]
+    #: The ``data`` key naming the event type, whose value picks the handler (typed routes:
+    #: ``"type"``), or ``None`` when every event is one whole chunk (data-only routes).
+    dispatch_key: str | None
+    #: Typed routes: the event types allowed before ``start_event`` (anything else there is
+    #: ``protocol_error`` ``order``). Empty for data-only routes.
+    before_start: frozenset[str]
+    #: Data-only routes: the chunk key holding the list of choices/candidates. ``None`` for
+    #: typed routes.
+    choices_key: str | None
     #: Whether the SSE ``event:`` name (when present) must equal ``data.type``.
     cross_check_event_name: bool
     #: How ``data: [DONE]`` is treated: ``"terminal"`` (Chat) or ``"ignored"`` (a stray sentinel).
     done_sentinel: str
 
 
-class TextBuffer:
-    """Accumulated text of one channel of one choice/block/item: fragments joined once."""
+class TextBuffer(Fragments):
+    """Accumulated text of one channel of one choice/block/item: fragments joined once
+    (:meth:`~webclient._toolcalls.Fragments.joined`)."""
 
-    __slots__ = ("channel", "index", "parts", "size")
+    __slots__ = ("channel", "index")
 
     def __init__(self, channel: str, index: int) -> None:
+        super().__init__()
         self.channel = channel
         self.index = index
-        self.parts: list[str] = []
-        self.size = 0
 
-    def text(self) -> str:
-        """The text so far (joined, and cached as a single fragment)."""
-        parts = self.parts
-        if len(parts) > 1:
-            joined = "".join(parts)
-            parts[:] = [joined]
-            return joined
-        return parts[0] if parts else ""
+
+class ChoiceState:
+    """One choice (Chat) or candidate (Gemini) of a data-only route, keyed by its ``index``.
+    Routes subclass it for their own call-tracking fields."""
+
+    __slots__ = ("calls", "finish_reason", "index", "reasoning", "refusal", "text")
+
+    def __init__(self, index: int) -> None:
+        self.index = index
+        self.text = TextBuffer("text", index)
+        #: Stays empty on routes without a refusal channel (Gemini).
+        self.refusal = TextBuffer("refusal", index)
+        self.reasoning = TextBuffer("reasoning", index)
+        #: The choice's stop reason once it finished (Chat ``finish_reason``, Gemini ``finishReason``).
+        self.finish_reason: str | None = None
+        #: The choice's client tool calls, in order of appearance.
+        self.calls: list[ToolCallBuffer] = []
 
 
 class RouteAccumulator:
@@ -120,12 +169,26 @@ class RouteAccumulator:
     After each ``handle`` the session reads :attr:`failure`; once it is set the accumulator is
     never called again. Updates are appended to :attr:`out`; consecutive deltas for the same
     buffer are merged until something else is emitted or :meth:`flush` is called.
+
+    A subclass sets :attr:`contract`. Typed routes fill :attr:`_handlers` and implement
+    :meth:`open_count` and :meth:`choice_results`; data-only routes set :attr:`choice_state` and
+    implement :meth:`_choice` and :meth:`_chunk`; a route whose ``[DONE]`` is terminal implements
+    :meth:`_done`.
     """
 
     contract: ClassVar[RouteContract]
+    #: Data-only routes: the per-choice state class (a :class:`ChoiceState` subclass).
+    choice_state: ClassVar[type[ChoiceState]] = ChoiceState
 
     __slots__ = (
         "_accepted",
+        "_before_start",
+        "_choices",
+        "_choices_key",
+        "_cross_check",
+        "_dispatch_key",
+        "_done_ends",
+        "_handlers",
         "_max_blocks",
         "_max_calls",
         "_max_text",
@@ -133,6 +196,7 @@ class RouteAccumulator:
         "_registry",
         "_run",
         "_run_start",
+        "_started",
         "calls",
         "failure",
         "out",
@@ -166,20 +230,134 @@ class RouteAccumulator:
         # The buffer whose consecutive fragments are being merged into one delta update.
         self._run: TextBuffer | ToolCallBuffer | None = None
         self._run_start = 0
+        #: Typed routes: ``data[dispatch_key]`` -> handler. Types not listed are tolerated.
+        self._handlers: dict[str, Handler] = {}
+        #: Typed routes: whether the start event arrived.
+        self._started = False
+        #: Data-only routes: ``index`` -> the route's :attr:`choice_state` instance.
+        self._choices: dict[int, ChoiceState] = {}
+        # The contract's envelope facts, as instance slots (the per-event step reads them).
+        contract = self.contract
+        self._done_ends = contract.done_sentinel == "terminal"
+        self._dispatch_key = contract.dispatch_key
+        self._cross_check = contract.cross_check_event_name
+        self._before_start = contract.before_start
+        self._choices_key = contract.choices_key
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if cls.contract.done_sentinel not in ("terminal", "ignored"):
+            raise AssertionError(f"{cls.contract.name}: done_sentinel must be 'terminal' or 'ignored'")
+
+    # -- the envelope step -------------------------------------------------------------------
+
+    def handle(self, event: SSEEvent) -> None:
+        """Consume one complete SSE event: the envelope step of the module docstring, then the
+        route's handler (typed routes) or :meth:`_choice` per choice and :meth:`_chunk`
+        (data-only routes)."""
+        data = event.data
+        if data == "[DONE]":
+            if self._done_ends:
+                if self.terminal_seen:
+                    self._protocol("after_terminal")
+                else:
+                    self._done()
+            return
+        if self.terminal_seen:
+            self._protocol("after_terminal")
+            return
+        name = event.type
+        if name == "error":
+            self._error_event(data)
+            return
+        try:
+            obj = _loads(data)
+        except ValueError:
+            self._protocol("envelope")
+            return
+        if obj.__class__ is not dict:
+            self._protocol("envelope")
+            return
+        key = self._dispatch_key
+        if key is None:
+            error = obj.get("error")
+            if error:
+                self._upstream("error_object", error)
+                return
+            choices = obj.get(self._choices_key)
+            if choices:
+                # _each's loop plus the choice lookup, inline: this runs once per event.
+                if choices.__class__ is not list:
+                    self._protocol("envelope")
+                    return
+                states = self._choices
+                for item in choices:
+                    if item.__class__ is not dict:
+                        self._protocol("envelope")
+                        return
+                    index = item.get("index", 0)
+                    st = states.get(index)
+                    if st is None:
+                        if index.__class__ is not int:
+                            self._protocol("envelope")
+                            return
+                        if not self._check_blocks(len(states)):
+                            return
+                        st = states[index] = self.choice_state(index)
+                    self._choice(st, item)
+                    if self.failure is not None:
+                        return
+            self._chunk(obj, choices)
+            return
+        kind = obj.get(key)
+        if kind.__class__ is not str:
+            self._protocol("envelope")
+            return
+        if self._cross_check and name != "message" and name != kind:
+            self._protocol("event_name")
+            return
+        handler = self._handlers.get(kind)
+        if handler is None:
+            return
+        if not self._started and kind not in self._before_start:
+            self._protocol("order")
+            return
+        handler(obj)
 
     # -- the route interface -----------------------------------------------------------------
 
-    def handle(self, event: SSEEvent) -> None:
-        """Consume one complete SSE event."""
+    def _choice(self, st: Any, item: dict[str, Any]) -> None:
+        """Data-only routes: one element of the chunk's choices list, with its state (the
+        route's :attr:`choice_state`)."""
+        raise NotImplementedError
+
+    def _chunk(self, obj: dict[str, Any], choices: object) -> None:
+        """Data-only routes: the rest of a chunk (usage, feedback) after its ``choices`` (the
+        raw value; falsy when absent or empty) were taken."""
+        raise NotImplementedError
+
+    def _done(self) -> None:
+        """Routes whose ``[DONE]`` is terminal: the sentinel arrived (before any terminal)."""
         raise NotImplementedError
 
     def open_count(self) -> int:
-        """Choices/blocks/items/calls still open (telemetry)."""
-        raise NotImplementedError
+        """Choices/blocks/items/calls still open (telemetry). Here: data-only routes' unfinished
+        choices plus open tool calls; typed routes override it."""
+        return sum(1 for c in self._choices.values() if c.finish_reason is None) + sum(
+            1 for call in self.calls if call.open
+        )
 
     def choice_results(self, ready: bool) -> tuple[ChoiceResult, ...]:
-        """Per-choice view; element 0 is the message the result's ``text`` comes from."""
-        raise NotImplementedError
+        """Per-choice view; element 0 is the message the result's ``text`` comes from. Here:
+        data-only routes' choices in index order; typed routes override it."""
+        return tuple(
+            choice(c.index, c.text, c.refusal, c.reasoning, c.finish_reason, self._calls_in(c.calls, ready))
+            for c in self._ordered_choices()
+        )
+
+    def _ordered_choices(self) -> list[ChoiceState]:
+        """Data-only routes: the choices seen, in index order."""
+        return sorted(self._choices.values(), key=lambda c: c.index)
 
     # -- failures ------------------------------------------------------------------------------
 
@@ -200,12 +378,26 @@ class RouteAccumulator:
         self._fail(Outcome.UPSTREAM_ERROR, stage)
 
     def _error_event(self, data: str) -> None:
-        """An SSE ``event: error`` (or ``data.type == "error"``): ``upstream_error``."""
+        """An SSE ``event: error``: ``upstream_error`` (whatever the data holds)."""
         try:
-            obj = loads(data)
+            obj = _loads(data)
         except ValueError:
             obj = None
+        self._error(obj)
+
+    def _error(self, obj: object) -> None:
+        """An error event's payload (``event: error``, or typed routes' ``data.type == "error"``):
+        ``upstream_error`` ``error_event``, keeping the type/code of :func:`error_fields`."""
         self._upstream("error_event", error_fields(obj))
+
+    def _start(self, obj: object = None) -> bool:
+        """Typed routes: the start event arrived. A second one is ``protocol_error``
+        ``duplicate_start`` (a duplicated or spliced generation). Returns False on failure."""
+        if self._started:
+            self._protocol("duplicate_start")
+            return False
+        self._started = True
+        return True
 
     def _accepts(self, reason: str, default: bool | None = None) -> bool:
         """Whether ``reason`` counts as success: the caller's set when given, else ``default``
@@ -227,10 +419,30 @@ class RouteAccumulator:
         elif open_blocks:
             self._protocol("open_block")
 
+    def _terminal_choices(self) -> None:
+        """Data-only routes, every choice seen finished: in index order, the first refused stop
+        reason decides (``truncated``), else the first choice's reason (``complete``)."""
+        reasons = [c.finish_reason for c in self._ordered_choices() if c.finish_reason is not None]
+        refused = [r for r in reasons if not self._accepts(r)]
+        self._terminal(refused[0] if refused else reasons[0], not refused, 0)
+
     def _check_blocks(self, count: int) -> bool:
         if count >= self._max_blocks:
             self._fail(Outcome.BUFFER_LIMIT, "blocks")
             return False
+        return True
+
+    def _each(self, items: Any, step: Callable[[_Owner, Any], object], owner: _Owner) -> bool:
+        """Call ``step(owner, element)`` for every element of a list-valued field, in order,
+        stopping at the first failure. A value that is not a list is ``protocol_error``
+        ``envelope``. Returns whether every element was taken without a failure."""
+        if items.__class__ is not list:
+            self._protocol("envelope")
+            return False
+        for item in items:
+            step(owner, item)
+            if self.failure is not None:
+                return False
         return True
 
     # -- updates ---------------------------------------------------------------------------
@@ -266,6 +478,16 @@ class RouteAccumulator:
             self._run = buf
             self._run_start = len(buf.parts)
         buf.parts.append(fragment)
+        return True
+
+    def _optional_text(self, buf: TextBuffer, value: object) -> bool:
+        """An optional text field: absent or empty adds nothing; a non-string is ``protocol_error``
+        ``envelope``; else it is appended (:meth:`_text`). Returns False on failure."""
+        if value:
+            if value.__class__ is not str:
+                self._protocol("envelope")
+                return False
+            return self._text(buf, value)
         return True
 
     # -- tool calls ------------------------------------------------------------------------
@@ -304,7 +526,7 @@ class RouteAccumulator:
         self._emit(ToolCallUpdate(call.call, call.id, call.name, ToolCallState.CLOSED.value, None, False))
         if not validate:
             return True
-        return self._settle(call, *self._registry.check(call.name, call.input_text()))
+        return self._settle(call, *self._registry.check(call.name, call.joined()))
 
     def _close_call_value(self, call: ToolCallBuffer, value: object) -> bool:
         """Close a call whose input arrived already parsed (Gemini) and validate it."""
@@ -325,6 +547,10 @@ class RouteAccumulator:
         return tuple(call.snapshot(ready) for call in calls)
 
 
+def ignore(obj: dict[str, Any]) -> None:
+    """Typed routes' handler for an event with nothing to accumulate (lifecycle, keep-alive)."""
+
+
 def error_fields(obj: object) -> object:
     """The part of an error payload holding ``type``/``code``: the nested ``error`` object
     (Anthropic, Groq, live Responses) or the payload itself (flat Responses ``error`` event)."""
@@ -341,9 +567,9 @@ def choice(index: int, text: TextBuffer | None, refusal: TextBuffer | None, reas
     """Build a :class:`ChoiceResult` from buffers (missing buffers read as empty)."""
     return ChoiceResult(
         index,
-        text.text() if text is not None else "",
-        refusal.text() if refusal is not None else "",
-        reasoning.text() if reasoning is not None else "",
+        text.joined() if text is not None else "",
+        refusal.joined() if refusal is not None else "",
+        reasoning.joined() if reasoning is not None else "",
         stop_reason,
         calls,
     )

@@ -25,15 +25,12 @@ Wire facts (``route-contracts.md`` §3):
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
-from .._events import SSEEvent
-from .._json import loads as _loads
 from .._outcome import Outcome
-from .._toolcalls import ToolCallBuffer, parse_tool_input
+from .._toolcalls import Fragments, ToolCallBuffer, parse_tool_input
 from .._updates import ChoiceResult
-from ._base import COMMON_NON_ACCEPTED, RouteAccumulator, RouteContract, TextBuffer, error_fields
+from ._base import COMMON_NON_ACCEPTED, RouteAccumulator, RouteContract, TextBuffer, ignore
 
 CONTRACT = RouteContract(
     name="anthropic-messages",
@@ -52,19 +49,20 @@ CONTRACT = RouteContract(
     close_condition="content_block_stop for the block's index",
     terminal_condition="message_stop, with the stop reason from the last message_delta",
     non_accepted_stop_reasons=COMMON_NON_ACCEPTED,
+    dispatch_key="type",
+    before_start=frozenset({"message_start", "ping", "error"}),
+    choices_key=None,
     cross_check_event_name=True,
-    done_sentinel="ignored",
+    done_sentinel="ignored",  # a stray sentinel (vercel harness artefact)
 )
 
 _SERVER_TOOL_BLOCKS = frozenset({"server_tool_use", "mcp_tool_use"})
-# Events that may precede message_start (anything else there is protocol_error "order").
-_BEFORE_START = frozenset({"message_start", "ping", "error"})
 
 
 class _Block:
     """One content block."""
 
-    __slots__ = ("call", "closed", "index", "preset", "server", "server_size", "text", "type")
+    __slots__ = ("call", "closed", "index", "preset", "server", "text", "type")
 
     def __init__(self, index: int, block_type: str) -> None:
         self.index = index
@@ -75,8 +73,7 @@ class _Block:
         #: Client tool call (tool_use blocks).
         self.call: ToolCallBuffer | None = None
         #: Server-side tool input (server_tool_use / mcp_tool_use blocks).
-        self.server: list[str] | None = None
-        self.server_size = 0
+        self.server: Fragments | None = None
         #: A non-empty ``input`` object sent whole in content_block_start.
         self.preset: dict[str, Any] | None = None
 
@@ -86,68 +83,32 @@ class AnthropicMessagesAccumulator(RouteAccumulator):
 
     contract = CONTRACT
 
-    __slots__ = ("_blocks", "_handlers", "_started")
+    __slots__ = ("_blocks",)
 
     def __init__(self, *args: Any) -> None:
         super().__init__(*args)
         self._blocks: dict[int, _Block] = {}
-        self._started = False
         #: ``data.type`` -> handler. Types not listed are tolerated and ignored.
-        self._handlers: dict[str, Callable[[dict[str, Any]], None]] = {
+        self._handlers = {
             "content_block_delta": self._block_delta,
             "content_block_start": self._block_start,
             "content_block_stop": self._block_stop,
             "message_start": self._message_start,
             "message_delta": self._message_delta,
             "message_stop": self._message_stop,
-            "ping": _ignore,
+            "ping": ignore,
             "error": self._error,
         }
-
-    def handle(self, event: SSEEvent) -> None:
-        data = event.data
-        if data == "[DONE]":
-            return  # a stray sentinel (vercel harness artefact); not part of this route
-        if self.terminal_seen:
-            self._protocol("after_terminal")
-            return
-        if event.type == "error":
-            self._error_event(data)
-            return
-        try:
-            obj = _loads(data)
-        except ValueError:
-            self._protocol("envelope")
-            return
-        if obj.__class__ is not dict:
-            self._protocol("envelope")
-            return
-        kind = obj.get("type")
-        if kind.__class__ is not str:
-            self._protocol("envelope")
-            return
-        if event.type != "message" and event.type != kind:
-            self._protocol("event_name")
-            return
-        handler = self._handlers.get(kind)
-        if handler is None:
-            return
-        if not self._started and kind not in _BEFORE_START:
-            self._protocol("order")
-            return
-        handler(obj)
 
     # -- message level -------------------------------------------------------------------
 
     def _message_start(self, obj: dict[str, Any]) -> None:
-        if self._started:
-            self._protocol("duplicate_start")
+        if not self._start():
             return
         message = obj.get("message")
         if message.__class__ is not dict:
             self._protocol("envelope")
             return
-        self._started = True
         usage = message.get("usage")
         if usage.__class__ is dict:
             self.usage = dict(usage)
@@ -175,9 +136,6 @@ class AnthropicMessagesAccumulator(RouteAccumulator):
         open_blocks = sum(1 for b in self._blocks.values() if not b.closed)
         self._terminal(stop, stop is not None and self._accepts(stop), open_blocks)
 
-    def _error(self, obj: dict[str, Any]) -> None:
-        self._upstream("error_event", error_fields(obj))
-
     # -- blocks --------------------------------------------------------------------------
 
     def _block_start(self, obj: dict[str, Any]) -> None:
@@ -199,12 +157,7 @@ class AnthropicMessagesAccumulator(RouteAccumulator):
         block = self._blocks[index] = _Block(index, block_type)
         if block_type == "text" or block_type == "thinking":
             block.text = TextBuffer("text" if block_type == "text" else "reasoning", index)
-            initial = cb.get(block_type)
-            if initial:
-                if initial.__class__ is not str:
-                    self._protocol("envelope")
-                    return
-                self._text(block.text, initial)
+            self._optional_text(block.text, cb.get(block_type))  # text sent whole in the start
         elif block_type == "tool_use":
             call_id, name = cb.get("id"), cb.get("name")
             block.call = self._new_call(call_id if call_id.__class__ is str else None,
@@ -213,7 +166,7 @@ class AnthropicMessagesAccumulator(RouteAccumulator):
             if preset and preset.__class__ is dict:
                 block.preset = preset
         elif block_type in _SERVER_TOOL_BLOCKS:
-            block.server = []
+            block.server = Fragments()
 
     def _block(self, obj: dict[str, Any]) -> _Block | None:
         index = obj.get("index")
@@ -255,7 +208,7 @@ class AnthropicMessagesAccumulator(RouteAccumulator):
                 if fragment:
                     self._tool_input(block.call, fragment)
             elif block.server is not None:
-                self._server_input(block, fragment)
+                self._server_input(block.server, fragment)
             else:
                 self._protocol("delta_type")
         elif kind == "thinking_delta":
@@ -275,15 +228,14 @@ class AnthropicMessagesAccumulator(RouteAccumulator):
         if fragment:
             self._text(block.text, fragment)
 
-    def _server_input(self, block: _Block, fragment: str) -> None:
+    def _server_input(self, server: Fragments, fragment: str) -> None:
         """Server tool input: same per-block ceiling as a client call, no updates."""
-        size = block.server_size + len(fragment)
+        size = server.size + len(fragment)
         if size > self._max_tool_input:
             self._fail(Outcome.BUFFER_LIMIT, "tool_input")
             return
-        block.server_size = size
-        if block.server is not None:
-            block.server.append(fragment)
+        server.size = size
+        server.parts.append(fragment)
 
     def _block_stop(self, obj: dict[str, Any]) -> None:
         block = self._block(obj)
@@ -297,7 +249,7 @@ class AnthropicMessagesAccumulator(RouteAccumulator):
             else:
                 self._close_call(call)
         elif block.server is not None:
-            value, _ = parse_tool_input("".join(block.server))
+            value, _ = parse_tool_input(block.server.joined())
             if not isinstance(value, dict):
                 self._fail(Outcome.PAYLOAD_ERROR, "tool_json" if value is None else "tool_not_object")
 
@@ -308,10 +260,6 @@ class AnthropicMessagesAccumulator(RouteAccumulator):
 
     def choice_results(self, ready: bool) -> tuple[ChoiceResult, ...]:
         ordered = sorted(self._blocks.values(), key=lambda b: b.index)
-        text = "".join(b.text.text() for b in ordered if b.type == "text" and b.text is not None)
-        reasoning = "".join(b.text.text() for b in ordered if b.type == "thinking" and b.text is not None)
+        text = "".join(b.text.joined() for b in ordered if b.type == "text" and b.text is not None)
+        reasoning = "".join(b.text.joined() for b in ordered if b.type == "thinking" and b.text is not None)
         return (ChoiceResult(0, text, "", reasoning, self.stop_reason, self._calls_in(self.calls, ready)),)
-
-
-def _ignore(obj: dict[str, Any]) -> None:
-    """Keep-alive: nothing to do."""

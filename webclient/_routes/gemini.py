@@ -31,11 +31,8 @@ import json
 import re
 from typing import Any
 
-from .._events import SSEEvent
-from .._json import loads as _loads
 from .._toolcalls import ToolCallBuffer
-from .._updates import ChoiceResult
-from ._base import COMMON_NON_ACCEPTED, RouteAccumulator, RouteContract, TextBuffer, choice
+from ._base import COMMON_NON_ACCEPTED, ChoiceState, RouteAccumulator, RouteContract
 
 CONTRACT = RouteContract(
     name="gemini",
@@ -55,6 +52,9 @@ CONTRACT = RouteContract(
     terminal_condition="every candidate seen carries finishReason, then EOF",
     non_accepted_stop_reasons=COMMON_NON_ACCEPTED
     | {"SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII", "IMAGE_SAFETY", "MALFORMED_FUNCTION_CALL"},
+    dispatch_key=None,
+    before_start=frozenset(),
+    choices_key="candidates",
     cross_check_event_name=False,
     done_sentinel="ignored",
 )
@@ -65,17 +65,13 @@ _PATH_STEP = re.compile(r"\.([A-Za-z0-9_\-]+)|\[(\d+)\]|\['([^']*)'\]|\[\"([^\"]
 _VALUE_KEYS = ("numberValue", "boolValue", "nullValue")
 
 
-class _Candidate:
-    """Per-candidate accumulation."""
+class _Candidate(ChoiceState):
+    """Per-candidate accumulation (no refusal channel), plus the call whose arguments stream."""
 
-    __slots__ = ("calls", "finish_reason", "index", "paths", "reasoning", "streaming", "text")
+    __slots__ = ("paths", "streaming")
 
     def __init__(self, index: int) -> None:
-        self.index = index
-        self.text = TextBuffer("text", index)
-        self.reasoning = TextBuffer("reasoning", index)
-        self.finish_reason: str | None = None
-        self.calls: list[ToolCallBuffer] = []
+        super().__init__(index)
         #: The call whose arguments are streaming (partialArgs), if any.
         self.streaming: ToolCallBuffer | None = None
         #: jsonPath -> list of string fragments, or a one-element tuple holding a scalar value.
@@ -131,51 +127,19 @@ class GeminiAccumulator(RouteAccumulator):
     """Accumulates ``GenerateContentResponse`` chunks; see the module docstring for the rules."""
 
     contract = CONTRACT
+    choice_state = _Candidate
 
-    __slots__ = ("_candidates",)
+    __slots__ = ()
 
-    def __init__(self, *args: Any) -> None:
-        super().__init__(*args)
-        self._candidates: dict[int, _Candidate] = {}
+    # -- events (after the base's envelope step) -------------------------------------------
 
-    def handle(self, event: SSEEvent) -> None:
-        data = event.data
-        if data == "[DONE]":
-            return
-        if self.terminal_seen:
-            self._protocol("after_terminal")
-            return
-        if event.type == "error":
-            self._error_event(data)
-            return
-        try:
-            obj = _loads(data)
-        except ValueError:
-            self._protocol("envelope")
-            return
-        if obj.__class__ is not dict:
-            self._protocol("envelope")
-            return
-        error = obj.get("error")
-        if error:
-            self._upstream("error_object", error)
-            return
-        candidates = obj.get("candidates")
-        if candidates:
-            if candidates.__class__ is not list:
-                self._protocol("envelope")
-                return
-            for item in candidates:
-                self._candidate(item)
-                if self.failure is not None:
-                    return
+    def _chunk(self, obj: dict[str, Any], candidates: object) -> None:
         usage = obj.get("usageMetadata")
         if usage.__class__ is dict:
             self.usage = usage
         if candidates:
-            states = self._candidates.values()
-            if all(c.finish_reason is not None for c in states):
-                self._finish()
+            if all(c.finish_reason is not None for c in self._choices.values()):
+                self._terminal_choices()
         else:
             feedback = obj.get("promptFeedback")
             if feedback.__class__ is dict:
@@ -183,20 +147,8 @@ class GeminiAccumulator(RouteAccumulator):
                 if blocked.__class__ is str and blocked:
                     self._terminal(blocked, self._accepts(blocked, default=False), 0)
 
-    def _candidate(self, item: object) -> None:
-        if item.__class__ is not dict:
-            self._protocol("envelope")
-            return
-        cand: dict[str, Any] = item
-        index = cand.get("index", 0)
-        st = self._candidates.get(index)
-        if st is None:
-            if index.__class__ is not int:
-                self._protocol("envelope")
-                return
-            if not self._check_blocks(len(self._candidates)):
-                return
-            st = self._candidates[index] = _Candidate(index)
+    def _choice(self, st: _Candidate, cand: dict[str, Any]) -> None:
+        """One element of ``candidates``."""
         content = cand.get("content")
         if content:
             if content.__class__ is not dict:
@@ -204,16 +156,12 @@ class GeminiAccumulator(RouteAccumulator):
                 return
             parts = content.get("parts")
             if parts:
-                if parts.__class__ is not list:
-                    self._protocol("envelope")
-                    return
-                if st.finish_reason is not None:
+                # A finished candidate takes no more parts; a non-list is envelope (in _each) first.
+                if st.finish_reason is not None and parts.__class__ is list:
                     self._protocol("closed_block")
                     return
-                for part in parts:
-                    self._part(st, part)
-                    if self.failure is not None:
-                        return
+                if not self._each(parts, self._part, st):
+                    return
         reason = cand.get("finishReason")
         if reason and st.finish_reason is None:
             if reason.__class__ is not str:
@@ -248,11 +196,11 @@ class GeminiAccumulator(RouteAccumulator):
         name = fc.get("name")
         call_id = fc.get("id")
         will_continue = fc.get("willContinue") is True
-        partial = fc.get("partialArgs")
+        pieces = fc.get("partialArgs")
         if (
             (name is not None and name.__class__ is not str)
             or (call_id is not None and call_id.__class__ is not str)
-            or (partial is not None and partial.__class__ is not list)
+            or (pieces is not None and pieces.__class__ is not list)
         ):
             self._protocol("envelope")
             return
@@ -262,7 +210,7 @@ class GeminiAccumulator(RouteAccumulator):
             return
         if st.streaming is None:
             if not name:
-                if partial:
+                if pieces:
                     self._protocol("unknown_block")  # arguments for a call that was never opened
                 elif fc.get("args") is not None:
                     self._protocol("envelope")  # a whole call without a name
@@ -271,7 +219,7 @@ class GeminiAccumulator(RouteAccumulator):
             if call is None:
                 return
             st.calls.append(call)
-            if not will_continue and not partial:
+            if not will_continue and not pieces:
                 args = fc.get("args")
                 value = {} if args is None else args
                 if not self._tool_input(call, _dumps(value, ensure_ascii=False)):
@@ -280,40 +228,42 @@ class GeminiAccumulator(RouteAccumulator):
                 return
             st.streaming = call
             st.paths = {}
-        if partial and not self._partial_args(st, st.streaming, partial):
+        if pieces and not self._each(pieces, self._partial_arg, st):
             return
         if not will_continue:
             self._close_streaming(st)
 
-    def _partial_args(self, st: _Candidate, call: ToolCallBuffer, partial: list[Any]) -> bool:
-        for arg in partial:
-            if arg.__class__ is not dict:
+    def _partial_arg(self, st: _Candidate, arg: object) -> None:
+        """One ``partialArgs`` element of the streaming call: a string fragment for its path, or a
+        scalar value."""
+        call = st.streaming
+        assert call is not None
+        if arg.__class__ is not dict:
+            self._protocol("envelope")
+            return
+        piece: dict[str, Any] = arg
+        path = piece.get("jsonPath")
+        if path.__class__ is not str:
+            self._protocol("envelope")
+            return
+        if "stringValue" in piece:
+            fragment = piece["stringValue"]
+            if fragment.__class__ is not str:
                 self._protocol("envelope")
-                return False
-            path = arg.get("jsonPath")
-            if path.__class__ is not str:
-                self._protocol("envelope")
-                return False
-            if "stringValue" in arg:
-                fragment = arg["stringValue"]
-                if fragment.__class__ is not str:
-                    self._protocol("envelope")
-                    return False
-                held = st.paths.get(path)
-                if not isinstance(held, list):
-                    held = st.paths[path] = []
-                held.append(fragment)
-                if fragment and not self._tool_input(call, fragment):
-                    return False
-            else:
-                for key in _VALUE_KEYS:
-                    if key in arg:
-                        value = None if key == "nullValue" else arg[key]
-                        st.paths[path] = (value,)
-                        if not self._tool_input(call, _dumps(value)):
-                            return False
-                        break
-        return True
+                return
+            held = st.paths.get(path)
+            if not isinstance(held, list):
+                held = st.paths[path] = []
+            held.append(fragment)
+            if fragment:
+                self._tool_input(call, fragment)
+            return
+        for key in _VALUE_KEYS:
+            if key in piece:
+                value = None if key == "nullValue" else piece[key]
+                st.paths[path] = (value,)
+                self._tool_input(call, _dumps(value))
+                return
 
     def _close_streaming(self, st: _Candidate) -> bool:
         call = st.streaming
@@ -330,21 +280,4 @@ class GeminiAccumulator(RouteAccumulator):
         call.parts[:] = [_dumps(arguments, ensure_ascii=False)]
         return self._close_call_value(call, arguments)
 
-    def _finish(self) -> None:
-        ordered = sorted(self._candidates.values(), key=lambda c: c.index)
-        reasons = [c.finish_reason for c in ordered if c.finish_reason is not None]
-        refused = [r for r in reasons if not self._accepts(r)]
-        self._terminal(refused[0] if refused else reasons[0], not refused, 0)
-
-    # -- results -------------------------------------------------------------------------
-
-    def open_count(self) -> int:
-        return sum(1 for c in self._candidates.values() if c.finish_reason is None) + sum(
-            1 for call in self.calls if call.open
-        )
-
-    def choice_results(self, ready: bool) -> tuple[ChoiceResult, ...]:
-        return tuple(
-            choice(c.index, c.text, None, c.reasoning, c.finish_reason, self._calls_in(c.calls, ready))
-            for c in sorted(self._candidates.values(), key=lambda c: c.index)
-        )
+    # open_count and choice_results: the base's (candidates in index order).

@@ -26,11 +26,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._events import SSEEvent
-from .._json import loads as _loads
 from .._toolcalls import ToolCallBuffer
-from .._updates import ChoiceResult
-from ._base import COMMON_NON_ACCEPTED, RouteAccumulator, RouteContract, TextBuffer, choice
+from ._base import COMMON_NON_ACCEPTED, ChoiceState, RouteAccumulator, RouteContract
 
 CONTRACT = RouteContract(
     name="openai-chat",
@@ -50,25 +47,21 @@ CONTRACT = RouteContract(
     close_condition="a choice and its tool calls close at the choice's non-empty finish_reason",
     terminal_condition="data: [DONE] after every choice seen has a finish_reason, then EOF",
     non_accepted_stop_reasons=COMMON_NON_ACCEPTED,
+    dispatch_key=None,
+    before_start=frozenset(),
+    choices_key="choices",
     cross_check_event_name=False,
     done_sentinel="terminal",
 )
 
 
+class _Choice(ChoiceState):
+    """Per-choice accumulation, plus how tool-call fragments find their call."""
 
-class _Choice:
-    """Per-choice accumulation."""
-
-    __slots__ = ("by_id", "by_index", "calls", "finish_reason", "index", "latest", "legacy", "reasoning",
-                 "refusal", "text")
+    __slots__ = ("by_id", "by_index", "latest", "legacy")
 
     def __init__(self, index: int) -> None:
-        self.index = index
-        self.text = TextBuffer("text", index)
-        self.refusal = TextBuffer("refusal", index)
-        self.reasoning = TextBuffer("reasoning", index)
-        self.finish_reason: str | None = None
-        self.calls: list[ToolCallBuffer] = []
+        super().__init__(index)
         self.by_index: dict[int, ToolCallBuffer] = {}
         self.by_id: dict[str, ToolCallBuffer] = {}
         self.latest: ToolCallBuffer | None = None
@@ -87,47 +80,13 @@ class OpenAIChatAccumulator(RouteAccumulator):
     """Accumulates ``chat.completion.chunk`` events; see the module docstring for the rules."""
 
     contract = CONTRACT
+    choice_state = _Choice
 
-    __slots__ = ("_choices",)
+    __slots__ = ()
 
-    def __init__(self, *args: Any) -> None:
-        super().__init__(*args)
-        self._choices: dict[int, _Choice] = {}
+    # -- events (after the base's envelope step) -------------------------------------------
 
-    # -- events --------------------------------------------------------------------------
-
-    def handle(self, event: SSEEvent) -> None:
-        if self.terminal_seen:
-            self._protocol("after_terminal")
-            return
-        data = event.data
-        if data == "[DONE]":
-            self._done()
-            return
-        if event.type == "error":
-            self._error_event(data)
-            return
-        try:
-            obj = _loads(data)
-        except ValueError:
-            self._protocol("envelope")
-            return
-        if obj.__class__ is not dict:
-            self._protocol("envelope")
-            return
-        error = obj.get("error")
-        if error:
-            self._upstream("error_object", error)
-            return
-        choices = obj.get("choices")
-        if choices:
-            if choices.__class__ is not list:
-                self._protocol("envelope")
-                return
-            for item in choices:
-                self._choice(item)
-                if self.failure is not None:
-                    return
+    def _chunk(self, obj: dict[str, Any], choices: object) -> None:
         usage = obj.get("usage")
         if usage:
             if usage.__class__ is not dict:
@@ -135,20 +94,7 @@ class OpenAIChatAccumulator(RouteAccumulator):
                 return
             self.usage = usage
 
-    def _choice(self, item: object) -> None:
-        if item.__class__ is not dict:
-            self._protocol("envelope")
-            return
-        ch: dict[str, Any] = item
-        index = ch.get("index", 0)
-        st = self._choices.get(index)
-        if st is None:
-            if index.__class__ is not int:
-                self._protocol("envelope")
-                return
-            if not self._check_blocks(len(self._choices)):
-                return
-            st = self._choices[index] = _Choice(index)
+    def _choice(self, st: _Choice, ch: dict[str, Any]) -> None:
         delta = ch.get("delta")
         if delta:
             if delta.__class__ is not dict:
@@ -160,7 +106,7 @@ class OpenAIChatAccumulator(RouteAccumulator):
                     return
             else:
                 content = delta.get("content")
-                if content:
+                if content:  # _optional_text, inline: the hottest field of the route
                     if content.__class__ is not str:
                         self._protocol("envelope")
                         return
@@ -180,28 +126,14 @@ class OpenAIChatAccumulator(RouteAccumulator):
     def _rare_fields(self, st: _Choice, delta: dict[str, Any]) -> None:
         """Everything but ``content``: refusal, reasoning, tool calls, legacy function_call."""
         refusal = delta.get("refusal")
-        if refusal:
-            if refusal.__class__ is not str:
-                self._protocol("envelope")
-                return
-            if not self._text(st.refusal, refusal):
-                return
+        if refusal and not self._optional_text(st.refusal, refusal):
+            return
         reasoning = delta.get("reasoning_content") or delta.get("reasoning")
-        if reasoning:
-            if reasoning.__class__ is not str:
-                self._protocol("envelope")
-                return
-            if not self._text(st.reasoning, reasoning):
-                return
+        if reasoning and not self._optional_text(st.reasoning, reasoning):
+            return
         fragments = delta.get("tool_calls")
-        if fragments:
-            if fragments.__class__ is not list:
-                self._protocol("envelope")
-                return
-            for fragment in fragments:
-                self._tool_fragment(st, fragment)
-                if self.failure is not None:
-                    return
+        if fragments and not self._each(fragments, self._tool_fragment, st):
+            return
         legacy = delta.get("function_call")
         if legacy:
             self._legacy_fragment(st, legacy)
@@ -248,6 +180,31 @@ class OpenAIChatAccumulator(RouteAccumulator):
             st.latest = call
         return call
 
+    def _function(self, function: object) -> tuple[str | None, str | None] | None:
+        """``(name, arguments)`` of a ``{"name", "arguments"}`` object (``tool_calls[].function``
+        and the legacy ``function_call`` share the shape); ``None`` after recording ``envelope``."""
+        if function.__class__ is not dict:
+            self._protocol("envelope")
+            return None
+        fn: dict[str, Any] = function
+        name = fn.get("name")
+        arguments = fn.get("arguments")
+        if (name is not None and name.__class__ is not str) or (
+            arguments is not None and arguments.__class__ is not str
+        ):
+            self._protocol("envelope")
+            return None
+        return name, arguments
+
+    def _continue(self, call: ToolCallBuffer, name: str | None, arguments: str | None) -> None:
+        """A fragment for ``call``: a late name fills a missing one, arguments are appended."""
+        if name and call.name is None:
+            if self._run is call:
+                self.flush()  # deltas so far were announced without the name
+            call.name = name
+        if arguments:
+            self._tool_input(call, arguments)
+
     def _tool_fragment(self, st: _Choice, fragment: object) -> None:
         if fragment.__class__ is not dict:
             self._protocol("envelope")
@@ -263,38 +220,19 @@ class OpenAIChatAccumulator(RouteAccumulator):
             return
         name = arguments = None
         if function is not None:
-            if function.__class__ is not dict:
-                self._protocol("envelope")
+            fields = self._function(function)
+            if fields is None:
                 return
-            name = function.get("name")
-            arguments = function.get("arguments")
-            if (name is not None and name.__class__ is not str) or (
-                arguments is not None and arguments.__class__ is not str
-            ):
-                self._protocol("envelope")
-                return
+            name, arguments = fields
         call = self._resolve(st, index, call_id or None, name or None)
-        if call is None:
-            return
-        if name and call.name is None:
-            if self._run is call:
-                self.flush()
-            call.name = name
-        if arguments:
-            self._tool_input(call, arguments)
+        if call is not None:
+            self._continue(call, name, arguments)
 
     def _legacy_fragment(self, st: _Choice, legacy: object) -> None:
-        if legacy.__class__ is not dict:
-            self._protocol("envelope")
+        fields = self._function(legacy)
+        if fields is None:
             return
-        fc: dict[str, Any] = legacy
-        name = fc.get("name")
-        arguments = fc.get("arguments")
-        if (name is not None and name.__class__ is not str) or (
-            arguments is not None and arguments.__class__ is not str
-        ):
-            self._protocol("envelope")
-            return
+        name, arguments = fields
         call = st.legacy
         if call is None:
             call = self._new_call(None, name or None)
@@ -302,12 +240,7 @@ class OpenAIChatAccumulator(RouteAccumulator):
                 return
             st.legacy = call
             st.calls.append(call)
-        elif name and call.name is None:
-            if self._run is call:
-                self.flush()
-            call.name = name
-        if arguments:
-            self._tool_input(call, arguments)
+        self._continue(call, name, arguments)
 
     # -- ends ----------------------------------------------------------------------------
 
@@ -319,24 +252,11 @@ class OpenAIChatAccumulator(RouteAccumulator):
                 return
 
     def _done(self) -> None:
-        ordered = sorted(self._choices.values(), key=lambda c: c.index)
+        ordered = self._ordered_choices()
         if not ordered or any(c.finish_reason is None for c in ordered):
             self._terminal(None, True, 0)
             self.stop_reason = ordered[0].finish_reason if ordered else None
             return
-        reasons = [c.finish_reason for c in ordered if c.finish_reason is not None]
-        refused = [r for r in reasons if not self._accepts(r)]
-        self._terminal(refused[0] if refused else reasons[0], not refused, 0)
+        self._terminal_choices()
 
-    # -- results -------------------------------------------------------------------------
-
-    def open_count(self) -> int:
-        return sum(1 for c in self._choices.values() if c.finish_reason is None) + sum(
-            1 for call in self.calls if call.open
-        )
-
-    def choice_results(self, ready: bool) -> tuple[ChoiceResult, ...]:
-        return tuple(
-            choice(c.index, c.text, c.refusal, c.reasoning, c.finish_reason, self._calls_in(c.calls, ready))
-            for c in sorted(self._choices.values(), key=lambda c: c.index)
-        )
+    # open_count and choice_results: the base's (choices in index order).

@@ -21,14 +21,11 @@ Wire facts (``route-contracts.md`` §2):
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
-from .._events import SSEEvent
-from .._json import loads as _loads
 from .._toolcalls import ToolCallBuffer
 from .._updates import ChoiceResult
-from ._base import COMMON_NON_ACCEPTED, RouteAccumulator, RouteContract, TextBuffer, error_fields
+from ._base import COMMON_NON_ACCEPTED, RouteAccumulator, RouteContract, TextBuffer, ignore
 
 CONTRACT = RouteContract(
     name="openai-responses",
@@ -48,11 +45,12 @@ CONTRACT = RouteContract(
     close_condition="response.output_item.done; for calls also response.function_call_arguments.done",
     terminal_condition="response.completed (or response.incomplete / response.failed), then EOF",
     non_accepted_stop_reasons=COMMON_NON_ACCEPTED | {"incomplete"},
+    dispatch_key="type",
+    before_start=frozenset({"response.created", "error"}),
+    choices_key=None,
     cross_check_event_name=True,
-    done_sentinel="ignored",
+    done_sentinel="ignored",  # OpenRouter appends one; not part of this route's contract
 )
-
-_BEFORE_START = frozenset({"response.created", "error"})
 
 
 class _Item:
@@ -76,16 +74,15 @@ class OpenAIResponsesAccumulator(RouteAccumulator):
 
     contract = CONTRACT
 
-    __slots__ = ("_by_id", "_handlers", "_items", "_started")
+    __slots__ = ("_by_id", "_items")
 
     def __init__(self, *args: Any) -> None:
         super().__init__(*args)
         self._items: dict[int, _Item] = {}
         self._by_id: dict[str, _Item] = {}
-        self._started = False
         part = self._part_event
         #: ``data.type`` -> handler. Types not listed are tolerated and ignored.
-        self._handlers: dict[str, Callable[[dict[str, Any]], None]] = {
+        self._handlers = {
             "response.output_text.delta": self._output_text_delta,
             "response.function_call_arguments.delta": self._arguments_delta,
             "response.reasoning_text.delta": self._reasoning_delta,
@@ -103,55 +100,16 @@ class OpenAIResponsesAccumulator(RouteAccumulator):
             "response.reasoning_summary_part.added": part,
             "response.reasoning_summary_part.done": part,
             "response.reasoning_summary_text.done": part,
-            "response.created": self._created,
-            "response.in_progress": _ignore,
-            "response.queued": _ignore,
+            "response.created": self._start,
+            "response.in_progress": ignore,
+            "response.queued": ignore,
             "response.completed": self._completed,
             "response.incomplete": self._incomplete,
             "response.failed": self._failed,
-            "error": self._error,
+            "error": self._error,  # nested {"error": {type, code}} (live) or flat {type: "error", code}
         }
 
-    def handle(self, event: SSEEvent) -> None:
-        data = event.data
-        if data == "[DONE]":
-            return  # OpenRouter appends one; not part of this route's contract
-        if self.terminal_seen:
-            self._protocol("after_terminal")
-            return
-        if event.type == "error":
-            self._error_event(data)
-            return
-        try:
-            obj = _loads(data)
-        except ValueError:
-            self._protocol("envelope")
-            return
-        if obj.__class__ is not dict:
-            self._protocol("envelope")
-            return
-        kind = obj.get("type")
-        if kind.__class__ is not str:
-            self._protocol("envelope")
-            return
-        if event.type != "message" and event.type != kind:
-            self._protocol("event_name")
-            return
-        handler = self._handlers.get(kind)
-        if handler is None:
-            return
-        if not self._started and kind not in _BEFORE_START:
-            self._protocol("order")
-            return
-        handler(obj)
-
-    # -- lifecycle -----------------------------------------------------------------------
-
-    def _created(self, obj: dict[str, Any]) -> None:
-        if self._started:
-            self._protocol("duplicate_start")
-            return
-        self._started = True
+    # -- lifecycle (``response.created`` is the base's ``_start``) ------------------------------
 
     def _open_blocks(self) -> int:
         return sum(1 for item in self._items.values() if not item.closed) + sum(1 for c in self.calls if c.open)
@@ -181,10 +139,6 @@ class OpenAIResponsesAccumulator(RouteAccumulator):
         response = obj.get("response")
         error = response.get("error") if response.__class__ is dict else None
         self._upstream("response_failed", error)
-
-    def _error(self, obj: dict[str, Any]) -> None:
-        # Two shapes: nested {"error": {type, code, ...}} (live) and flat {type: "error", code}.
-        self._upstream("error_event", error_fields(obj))
 
     # -- items ---------------------------------------------------------------------------
 
@@ -252,14 +206,20 @@ class OpenAIResponsesAccumulator(RouteAccumulator):
     def _part_event(self, obj: dict[str, Any]) -> None:
         self._item(obj)
 
+    def _fragment(self, obj: dict[str, Any]) -> str | None:
+        """The event's ``delta`` string (text and argument deltas alike); ``None`` after
+        recording ``envelope`` when it is not a string."""
+        fragment = obj.get("delta")
+        if fragment.__class__ is not str:
+            self._protocol("envelope")
+            return None
+        return fragment
+
     def _delta(self, obj: dict[str, Any], buf: TextBuffer | None) -> None:
         if buf is None:
             self._protocol("delta_type")
             return
-        fragment = obj.get("delta")
-        if fragment.__class__ is not str:
-            self._protocol("envelope")
-            return
+        fragment = self._fragment(obj)
         if fragment:
             self._text(buf, fragment)
 
@@ -297,10 +257,7 @@ class OpenAIResponsesAccumulator(RouteAccumulator):
         call = self._call_of(obj)
         if call is None:
             return
-        fragment = obj.get("delta")
-        if fragment.__class__ is not str:
-            self._protocol("envelope")
-            return
+        fragment = self._fragment(obj)
         if fragment:
             self._tool_input(call, fragment)
 
@@ -321,7 +278,7 @@ class OpenAIResponsesAccumulator(RouteAccumulator):
             if call.parts:
                 if self._run is call:
                     self.flush()
-                if call.input_text() != final:
+                if call.joined() != final:
                     self._close_call(call, validate=False)
                     return self._settle(call, None, "tool_arguments_mismatch",
                                         ("arguments disagree with the streamed deltas",))
@@ -336,11 +293,7 @@ class OpenAIResponsesAccumulator(RouteAccumulator):
 
     def choice_results(self, ready: bool) -> tuple[ChoiceResult, ...]:
         ordered = sorted(self._items.values(), key=lambda i: i.index)
-        text = "".join(i.text.text() for i in ordered if i.text is not None)
-        refusal = "".join(i.refusal.text() for i in ordered if i.refusal is not None)
-        reasoning = "".join(i.reasoning.text() for i in ordered if i.reasoning is not None)
+        text = "".join(i.text.joined() for i in ordered if i.text is not None)
+        refusal = "".join(i.refusal.joined() for i in ordered if i.refusal is not None)
+        reasoning = "".join(i.reasoning.joined() for i in ordered if i.reasoning is not None)
         return (ChoiceResult(0, text, refusal, reasoning, self.stop_reason, self._calls_in(self.calls, ready)),)
-
-
-def _ignore(obj: dict[str, Any]) -> None:
-    """Lifecycle event with nothing to accumulate."""
