@@ -99,8 +99,8 @@ def demo(site_dir: Path) -> Iterator[str]:
     yield from _serve(site_dir, UpstreamConfig(time_scale=TIME_SCALE, stall_seconds=STALL_SECONDS))
 
 
-@pytest.fixture(scope="session")
-def browser() -> Iterator[Any]:
+@pytest.fixture(scope="module")  # not session: Playwright's sync API keeps an asyncio loop running
+def browser() -> Iterator[Any]:   # in this thread until it stops, which would break later asyncio.run()
     if not CHROMIUM.exists():
         pytest.fail(f"{CHROMIUM} is missing: install Debian's chromium package (build_scripts/setup_env.sh does)")
     with sync_api.sync_playwright() as playwright:

@@ -138,7 +138,7 @@ def drive(flavour: str, url: str, *, cancel_after: int | None = None, how: str =
     a read), ``task`` (async: cancel the task)."""
     out = Run()
     options.setdefault("json", {"model": "m", "stream": True})
-    attempt = Attempt("openai-chat", url, **options)
+    attempt = Attempt(options.pop("route", "openai-chat"), url, **options)
     started = time.monotonic()
     first_update = threading.Event()
 
@@ -281,6 +281,17 @@ def test_keepalive_comments_rearm_the_idle_deadline(server: SSETestServer, flavo
     out = drive(flavour, url, deadlines=Deadlines(idle=0.6))
 
     assert out.outcome == ("complete", None)
+
+
+@pytest.mark.parametrize("flavour", FLAVOURS)
+def test_anthropic_pings_rearm_idle_but_do_not_count_as_a_first_event(server: SSETestServer, flavour: str) -> None:
+    ping = b'event: ping\ndata: {"type": "ping"}\n\n'
+    url = server.url(Script([s for _ in range(15) for s in (Send(ping), Pause(0.1))]))
+
+    out = drive(flavour, url, route="anthropic-messages", deadlines=Deadlines(first_event=0.5, idle=5))
+
+    assert out.outcome == ("timeout", "first_event")
+    assert out.elapsed < 1.4 and server.exchange(url).disconnected.wait(DISCONNECT_WITHIN_S)
 
 
 @pytest.mark.parametrize("flavour", FLAVOURS)

@@ -60,6 +60,7 @@ ROWS = [
     (Result(Outcome.CANCELLED, "caller"), DONE, "cancelled"),
     # (outcome, stage) refinements
     (Result(Outcome.TRUNCATED, "stop_reason"), DONE, "limit_stop"),
+    (Result(Outcome.TRUNCATED, "network", None), BACKOFF, "network_error"),
     (Result(Outcome.TIMEOUT, "connect", None), BACKOFF, "connect_timeout"),
     (Result(Outcome.TIMEOUT, "first_event"), BACKOFF, "first_event_timeout"),
     (Result(Outcome.TIMEOUT, "idle"), BACKOFF, "idle_timeout"),

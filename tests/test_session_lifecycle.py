@@ -188,3 +188,12 @@ def test_comment_lines_count_keep_alives_that_are_not_events() -> None:
     session.open(200, "text/event-stream")
     session.feed(b": OPENROUTER PROCESSING\n\n: ping\n\n" + CHAT_OK)
     assert (session.comment_lines, session.events_seen) == (2, 3)
+
+
+def test_anthropic_pings_and_comments_are_keepalives_not_content_events() -> None:
+    session = StreamSession("anthropic-messages")
+    session.open(200, "text/event-stream")
+    session.feed(b': hi\n\nevent: ping\ndata: {"type": "ping"}\n\nevent: ping\ndata: {"type": "ping"}\n\n')
+    assert (session.events_seen, session.content_events_seen, session.keepalives_seen) == (2, 0, 3)
+    session.feed(b'event: message_start\ndata: {"type": "message_start", "message": {"id": "m", "usage": {}}}\n\n')
+    assert (session.events_seen, session.content_events_seen, session.keepalives_seen) == (3, 1, 3)

@@ -145,6 +145,8 @@ _BY_STAGE: Final[dict[tuple[Outcome, str], _Rule]] = {
     # the stream ended with a stop reason the caller does not accept (length, content filter):
     # the same request stops the same way
     (Outcome.TRUNCATED, "stop_reason"): (_DONE, "limit_stop"),
+    # the transport failed (connection refused or reset, a broken chunked body)
+    (Outcome.TRUNCATED, "network"): (_BACKOFF, "network_error"),
     (Outcome.TIMEOUT, "connect"): (_BACKOFF, "connect_timeout"),
     (Outcome.TIMEOUT, "first_event"): (_BACKOFF, "first_event_timeout"),
     (Outcome.TIMEOUT, "idle"): (_BACKOFF, "idle_timeout"),

@@ -141,6 +141,18 @@ class StreamSession:
         return self._parser.parser.comment_lines
 
     @property
+    def keepalives_seen(self) -> int:
+        """Signs of life without content: SSE comment lines plus the route's keep-alive events
+        (Anthropic ``ping``). Transports re-arm the idle deadline on them, but they never end the
+        first-event phase."""
+        return self._parser.parser.comment_lines + self._route.keepalives
+
+    @property
+    def content_events_seen(self) -> int:
+        """Complete SSE events consumed that were not keep-alives: these end the first-event phase."""
+        return self.events_seen - self._route.keepalives
+
+    @property
     def pending_bytes(self) -> int:
         """Bytes of an unfinished UTF-8 character held by the decoder."""
         return self._parser.pending_bytes

@@ -392,12 +392,12 @@ class BrowserStream:
         session = self._session
         self._chunks += 1
         self._bytes += len(data)
-        events, comments = session.events_seen, session.comment_lines
+        content, live = session.content_events_seen, session.keepalives_seen
         try:
             updates = session.feed(data)
-            if session.events_seen != events or session.comment_lines != comments:
+            if session.content_events_seen != content or session.keepalives_seen != live:
                 assert self._tracker is not None and self._loop is not None
-                self._tracker.event_received(self._loop.time(), keep_alive=session.events_seen == events)
+                self._tracker.event_received(self._loop.time(), keep_alive=session.content_events_seen == content)
                 self._arm_timer()
             if self._on_chunk is not None:
                 self._on_chunk(self.timeline)

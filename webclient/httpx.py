@@ -350,11 +350,11 @@ class Attempt:
                 return session.finish()
             if not isinstance(data, bytes):
                 return self._stopped(data, tracker)
-            events, comments = session.events_seen, session.comment_lines
+            content, live = session.content_events_seen, session.keepalives_seen
             updates = session.feed(data)
             now = time.monotonic()
-            if session.events_seen != events or session.comment_lines != comments:
-                tracker.event_received(now, keep_alive=session.events_seen == events)
+            if session.content_events_seen != content or session.keepalives_seen != live:
+                tracker.event_received(now, keep_alive=session.content_events_seen == content)
             provisional: list[Update] = [u for u in updates if not isinstance(u, (Committed, Failed))]
             if provisional:
                 answer = yield _Emit(provisional)

@@ -199,6 +199,7 @@ class RouteAccumulator:
         "_started",
         "calls",
         "failure",
+        "keepalives",
         "out",
         "provider_error",
         "stop_reason",
@@ -221,6 +222,9 @@ class RouteAccumulator:
         self.provider_error: ProviderError | None = None
         #: Client tool calls in order of appearance.
         self.calls: list[ToolCallBuffer] = []
+        #: Events of the contract's ``keep_alive`` types (Anthropic ``ping``): signs of life that
+        #: carry no content, so transports re-arm the idle deadline but not the first-event one.
+        self.keepalives = 0
         self._registry = registry
         self._accepted = accepted
         self._max_text = limits.max_text_chars
@@ -323,6 +327,10 @@ class RouteAccumulator:
             self._protocol("order")
             return
         handler(obj)
+
+    def keepalive(self, obj: dict[str, Any]) -> None:
+        """Typed routes' handler for the contract's keep-alive event types: counted, not accumulated."""
+        self.keepalives += 1
 
     # -- the route interface -----------------------------------------------------------------
 

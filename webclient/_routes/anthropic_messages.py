@@ -30,7 +30,7 @@ from typing import Any
 from .._outcome import Outcome
 from .._toolcalls import Fragments, ToolCallBuffer, parse_tool_input
 from .._updates import ChoiceResult
-from ._base import COMMON_NON_ACCEPTED, RouteAccumulator, RouteContract, TextBuffer, ignore
+from ._base import COMMON_NON_ACCEPTED, RouteAccumulator, RouteContract, TextBuffer
 
 CONTRACT = RouteContract(
     name="anthropic-messages",
@@ -96,7 +96,7 @@ class AnthropicMessagesAccumulator(RouteAccumulator):
             "message_start": self._message_start,
             "message_delta": self._message_delta,
             "message_stop": self._message_stop,
-            "ping": ignore,
+            "ping": self.keepalive,
             "error": self._error,
         }
 
