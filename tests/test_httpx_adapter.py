@@ -344,6 +344,22 @@ def test_clean_eof_before_the_terminal_event_is_truncated(server: SSETestServer,
 
 
 @pytest.mark.parametrize("flavour", FLAVOURS)
+def test_the_telemetry_records_the_retry_advice_for_the_attempt(server: SSETestServer, flavour: str) -> None:
+    cut = server.url(Script([Send(CHAT_HEAD)]))
+    whole = server.url(Script([Send(CHAT)]))
+
+    def decision(url: str, **options: Any) -> object:
+        result = drive(flavour, url, **options).result
+        assert result is not None
+        return result.telemetry.retry_decision
+
+    assert decision(whole) == "do_not_retry"
+    assert decision(cut) == "surface_to_user"  # not idempotent: a person decides
+    assert decision(cut, idempotent=True) == "retry_after_backoff"
+    assert decision(cut, idempotent=True, attempt=3) == "surface_to_user"  # attempts used up
+
+
+@pytest.mark.parametrize("flavour", FLAVOURS)
 def test_connection_reset_mid_stream_is_truncated_network(server: SSETestServer, flavour: str) -> None:
     url = server.url(Script([Send(CHAT_HEAD), Pause(0.1), Abort()], connection_close=False))
 

@@ -205,6 +205,13 @@ def _classify(result: AttemptResult) -> _Rule:
     return (_BY_STAGE.get((outcome, stage)) if stage is not None else None) or _BY_OUTCOME[outcome]
 
 
+def check_count(name: str, count: object) -> int:
+    """``count`` if it is a positive integer (an attempt number, a maximum), else ``UsageError``."""
+    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+        raise UsageError(f"{name} must be a positive integer")
+    return count
+
+
 def advise_retry(result: AttemptResult, *, text_shown: bool, tools_run: bool, idempotent: bool, attempt: int,
                  max_attempts: int = 3) -> RetryAdvice:
     """Advise what to do after the attempt that produced ``result`` (see the module docstring).
@@ -217,9 +224,8 @@ def advise_retry(result: AttemptResult, *, text_shown: bool, tools_run: bool, id
     for name, flag in (("text_shown", text_shown), ("tools_run", tools_run), ("idempotent", idempotent)):
         if not isinstance(flag, bool):
             raise UsageError(f"{name} must be a bool")
-    for name, count in (("attempt", attempt), ("max_attempts", max_attempts)):
-        if isinstance(count, bool) or not isinstance(count, int) or count < 1:
-            raise UsageError(f"{name} must be a positive integer")
+    check_count("attempt", attempt)
+    check_count("max_attempts", max_attempts)
     decision, reason = _classify(result)
     if decision is _BACKOFF and not idempotent:
         if tools_run:

@@ -72,6 +72,7 @@ from ._deadlines import Deadlines, DeadlineTracker
 from ._errors import UsageError
 from ._limits import DEFAULT_LIMITS, Limits
 from ._outcome import Failure, Outcome
+from ._retry import advise_retry, check_count
 from ._session import StreamSession
 from ._updates import Committed, Failed, StreamResult, Update
 
@@ -207,6 +208,8 @@ class BrowserStream:
         on_chunk: Callable[[Timeline], None] | None = None,
         fetch: Any = None,
         signal: Any = None,
+        attempt: int = 1,
+        idempotent: bool = False,
     ) -> None:
         if not isinstance(url, str) or not url:
             raise UsageError("url must be a non-empty string")
@@ -228,6 +231,11 @@ class BrowserStream:
         self._method = method.upper()
         self._deadlines = deadlines if deadlines is not None else Deadlines()
         self._fast = fast
+        # For the retry advice recorded in the telemetry (``retry_decision``): which attempt this is and
+        # whether the request may be repeated. No tool can have run during the attempt (a call is ready
+        # only once the response is complete), so ``tools_run`` is always false here.
+        self._attempt = check_count("attempt", attempt)
+        self._idempotent = bool(idempotent)
         self._on_chunk = on_chunk
         self._fetch = fetch
         self._signal = signal
@@ -508,7 +516,10 @@ class BrowserStream:
         """Add the transport's timing to the result, store it, and deliver the final update."""
         assert self._loop is not None
         duration_ms = round((self._loop.time() - self._t0) * 1000.0, 3)
-        result = result.with_telemetry(result.telemetry.with_fields(observed_at=observed_at, duration_ms=duration_ms))
+        advice = advise_retry(result, text_shown=bool(result.text), tools_run=False, idempotent=self._idempotent,
+                              attempt=self._attempt)
+        result = result.with_telemetry(result.telemetry.with_fields(
+            observed_at=observed_at, duration_ms=duration_ms, retry_decision=advice.decision.value))
         self.result = result
         if deliver and self._sink is not None:
             self._sink(Committed(result) if result.committed else Failed(result.outcome, result.stage or "", result))
@@ -518,6 +529,7 @@ class BrowserStream:
 # -- the JS entry point -----------------------------------------------------------------------------------------
 
 _OPTION_KEYS = frozenset({"url", "route", "body", "headers", "method", "deadlines", "tools", "limits", "fast",
+                          "attempt", "idempotent",
                           "accepted_stop_reasons", "utf8_errors", "request_id", "model_alias", "signal", "fetch",
                           "onUpdate", "onResult", "onChunk"})
 _DEADLINE_KEYS = {"connect_ms": "connect", "first_event_ms": "first_event", "idle_ms": "idle", "total_ms": "total"}
@@ -606,7 +618,8 @@ def start_stream(options: Any) -> Any:
         accepted_stop_reasons=opts.get("accepted_stop_reasons"), utf8_errors=opts.get("utf8_errors") or "strict",
         request_id=opts.get("request_id") or "", model_alias=opts.get("model_alias") or "",
         fast=bool(opts.get("fast", False)), on_chunk=chunk_callback if on_chunk is not None else None,
-        fetch=opts.get("fetch"), signal=opts.get("signal"))
+        fetch=opts.get("fetch"), signal=opts.get("signal"), attempt=int(opts.get("attempt") or 1),
+        idempotent=bool(opts.get("idempotent", False)))
     settle: dict[str, Any] = {}
     promise = js.Promise.new(_ffi().create_once_callable(lambda resolve, reject: settle.update(ok=resolve, err=reject)))
     stream._abort_controller()

@@ -62,6 +62,7 @@ from ._deadlines import Deadlines, DeadlineTracker
 from ._errors import UsageError
 from ._limits import DEFAULT_LIMITS, Limits
 from ._outcome import Outcome
+from ._retry import advise_retry, check_count
 from ._session import StreamSession
 from ._updates import Committed, Failed, StreamResult, Update
 
@@ -212,6 +213,8 @@ class Attempt:
         utf8_errors: str = "strict",
         request_id: str = "",
         model_alias: str = "",
+        attempt: int = 1,
+        idempotent: bool = False,
     ) -> None:
         if not isinstance(url, str) or not url:
             raise UsageError("url must be a non-empty string")
@@ -227,6 +230,10 @@ class Attempt:
         self._content = content
         self._headers = {"accept": "text/event-stream", **{k.lower(): v for k, v in (headers or {}).items()}}
         self._deadlines = deadlines if deadlines is not None else Deadlines()
+        # For the retry advice recorded in the telemetry (``retry_decision``). No tool can have run during
+        # the attempt (a call is ready only once the response is complete), so ``tools_run`` is false.
+        self._attempt = check_count("attempt", attempt)
+        self._idempotent = bool(idempotent)
         self._started = False
         self._cancel_requested = False
         self._interrupt: Any = None  # what cancel() calls to stop the I/O in progress (driver-specific)
@@ -406,8 +413,10 @@ class Attempt:
     def _conclude(self, result: StreamResult) -> None:
         """Add the transport's timing to the result and store it."""
         duration_ms = round((time.monotonic() - self._t0) * 1000.0, 3)
-        self.result = result.with_telemetry(result.telemetry.with_fields(observed_at=self._observed_at,
-                                                                         duration_ms=duration_ms))
+        advice = advise_retry(result, text_shown=bool(result.text), tools_run=False, idempotent=self._idempotent,
+                              attempt=self._attempt)
+        self.result = result.with_telemetry(result.telemetry.with_fields(
+            observed_at=self._observed_at, duration_ms=duration_ms, retry_decision=advice.decision.value))
 
     def _final(self) -> Committed | Failed:
         result = self.result
