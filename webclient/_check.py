@@ -1053,34 +1053,10 @@ def inject_line(factory: SessionFactory, prefix: bytes, limits: Limits) -> tuple
     while remaining > 0:
         pieces.append(fill[: min(chunk, remaining)])
         remaining -= len(pieces[-1])
-    try:
-        session = factory()
-        session.open(200, _EVENT_STREAM)
-        if prefix:
-            session.feed(prefix)
-        if session.done:
-            return session.finish(), "the prefix alone ended the session"
-        for piece in pieces:
-            session.feed(piece)
-            problem = _bounded(session, limits, chunk)
-            if problem is not None:
-                return None, problem
-            if session.done:
-                return session.finish(), "tripped before the line reached its ceiling"
-        session.feed(b"x")
-        problem = _bounded(session, limits, chunk)
-        if problem is not None:
-            return None, problem
-        if not session.done:
-            return session.finish(), "no failure one character past the line ceiling"
-        result = session.finish()
-    except Exception as exc:
-        return None, _raised(exc)
-    if result.outcome is not Outcome.BUFFER_LIMIT or result.stage != "line":
-        return result, "did not end as buffer_limit at stage line"
-    if result.telemetry.pending_line_character_count > ceiling:
+    result, problem = _fill_to_ceiling(factory, prefix, limits, pieces, b"x", chunk, "line", "one character")
+    if problem is None and result is not None and result.telemetry.pending_line_character_count > ceiling:
         return result, "telemetry reports a pending line above the ceiling"
-    return result, None
+    return result, problem
 
 
 def inject_event(factory: SessionFactory, prefix: bytes, limits: Limits) -> tuple[StreamResult | None, str | None]:
@@ -1094,7 +1070,15 @@ def inject_event(factory: SessionFactory, prefix: bytes, limits: Limits) -> tupl
     per_line = value + 1 if limits.max_line_chars >= 6 else 1
     fit = ceiling // per_line
     batch = max(1, INJECTION_CHUNK_BYTES // len(line))
-    chunk = batch * len(line)
+    pieces = [line * min(batch, fit - sent) for sent in range(0, fit, batch)]
+    return _fill_to_ceiling(factory, prefix, limits, pieces, line, batch * len(line), "event", "one line")
+
+
+def _fill_to_ceiling(factory: SessionFactory, prefix: bytes, limits: Limits, pieces: list[bytes], overflow: bytes,
+                     chunk: int, stage: str, overflow_name: str) -> tuple[StreamResult | None, str | None]:
+    """The shared drive of the two injections: ``prefix``, then ``pieces`` (which together reach the
+    ``stage`` ceiling exactly: no trip allowed), then ``overflow`` (which must trip it), checking the
+    pending counters against the ceilings after every feed."""
     try:
         session = factory()
         session.open(200, _EVENT_STREAM)
@@ -1102,27 +1086,24 @@ def inject_event(factory: SessionFactory, prefix: bytes, limits: Limits) -> tupl
             session.feed(prefix)
         if session.done:
             return session.finish(), "the prefix alone ended the session"
-        sent = 0
-        while sent < fit:
-            n = min(batch, fit - sent)
-            session.feed(line * n)
-            sent += n
+        for piece in pieces:
+            session.feed(piece)
             problem = _bounded(session, limits, chunk)
             if problem is not None:
                 return None, problem
             if session.done:
-                return session.finish(), "tripped before the event reached its ceiling"
-        session.feed(line)
+                return session.finish(), f"tripped before the {stage} reached its ceiling"
+        session.feed(overflow)
         problem = _bounded(session, limits, chunk)
         if problem is not None:
             return None, problem
         if not session.done:
-            return session.finish(), "no failure one line past the event ceiling"
+            return session.finish(), f"no failure {overflow_name} past the {stage} ceiling"
         result = session.finish()
     except Exception as exc:
         return None, _raised(exc)
-    if result.outcome is not Outcome.BUFFER_LIMIT or result.stage != "event":
-        return result, "did not end as buffer_limit at stage event"
+    if result.outcome is not Outcome.BUFFER_LIMIT or result.stage != stage:
+        return result, f"did not end as buffer_limit at stage {stage}"
     return result, None
 
 

@@ -177,6 +177,10 @@ def _encode_body(body: object, headers: dict[str, str]) -> str | bytes | None:
 class BrowserStream:
     """One streaming attempt in the browser; single-use. See the module docstring.
 
+    ``attempt`` (1 for the first try) and ``idempotent`` feed :func:`webclient.advise_retry`, whose decision is
+    recorded in the telemetry's ``retry_decision`` when the attempt ends (``attempt``/``idempotent`` in the JS
+    options of :func:`start_stream`).
+
     Drive it in exactly one of two ways::
 
         result = await stream.run(on_update)        # callback per update (the final one included)

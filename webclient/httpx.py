@@ -195,6 +195,8 @@ class Attempt:
 
     Construction validates everything and raises :class:`~webclient.UsageError` for caller bugs; the attempt
     itself never raises for bad responses. Give the request body as ``json`` (sent as JSON) or ``content``.
+    ``attempt`` (1 for the first try) and ``idempotent`` feed :func:`webclient.advise_retry`, whose decision is
+    recorded in the telemetry's ``retry_decision`` when the attempt ends.
     """
 
     def __init__(
