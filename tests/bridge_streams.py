@@ -11,7 +11,7 @@ import json
 import random
 from typing import Any
 
-from webclient import StreamSession
+from webclient import StreamSession, advise_retry
 
 #: Telemetry fields that depend on timing or on how the bytes were chunked.
 VOLATILE_TELEMETRY = ("observed_at", "duration_ms", "chunk_count")
@@ -63,11 +63,15 @@ def comparable(result: dict[str, Any]) -> dict[str, Any]:
 
 
 def expected(data: bytes, route: str = "openai-chat") -> dict[str, Any]:
-    """The comparable result of feeding ``data`` whole to a fresh session (status 200, text/event-stream)."""
+    """The comparable result of feeding ``data`` whole to a fresh session (status 200, text/event-stream), with
+    the retry advice a transport records for a first, non-idempotent attempt."""
     session = StreamSession(route)
     session.open(200, "text/event-stream")
     session.feed(data)
-    return comparable(session.finish().to_dict())
+    result = session.finish()
+    advice = advise_retry(result, text_shown=bool(result.text), tools_run=False, idempotent=False, attempt=1)
+    result = result.with_telemetry(result.telemetry.with_fields(retry_decision=advice.decision.value))
+    return comparable(result.to_dict())
 
 
 def tricky_cuts(data: bytes) -> list[int]:
