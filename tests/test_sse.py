@@ -283,3 +283,14 @@ def test_many_data_lines_in_one_event_are_joined_once() -> None:
     items = stream.feed(b"data: x\n" * lines + b"\n")
     assert items == [M("\n".join(["x"] * lines))]
     assert stream.parser.work <= 9 * lines + 1
+
+
+@pytest.mark.parametrize(("value_len", "trips"), [(14, False), (15, True)])
+def test_an_unfinished_data_line_after_fast_path_events_trips_exactly_past_the_ceiling(
+    value_len: int, trips: bool
+) -> None:
+    data = b"data: a\n\ndata: b\n\ndata: c\n\ndata: " + b"v" * value_len
+    result = assert_chunking_invariant(lambda c: parse(c, limits=LINE_LIMIT), data)
+    assert result["items"] == [M("a"), M("b"), M("c")]
+    assert (result["failure"] is not None) is trips
+    assert result["pending_line"] == (0 if trips else 6 + value_len)

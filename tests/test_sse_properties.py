@@ -77,3 +77,62 @@ def test_arbitrary_bytes_never_raise_and_trip_identically_under_any_chunking(
         return out, stream.failure, stream.pending_line_chars, stream.pending_event_chars
 
     assert_chunking_invariant(go, data, random_count=5)
+
+
+# Streams shaped like LLM traffic (mostly one-line "data: " events), which exercise the parser's fast
+# path and its hand-offs to the general path: values with and without line breaks, other fields and
+# comments between events, CRLF framing, a missing space after the colon, empty values.
+FAST_VALUES = st.text(alphabet=st.sampled_from(list('ab{}":,\u00e9\U0001f600 ')), max_size=12)
+
+
+@st.composite
+def llm_streams(draw: st.DrawFn) -> bytes:
+    out = []
+    for _ in range(draw(st.integers(0, 12))):
+        kind = draw(st.sampled_from(["data", "data", "data", "data", "multi", "named", "comment", "nospace", "blank"]))
+        value = draw(FAST_VALUES)
+        if kind == "data":
+            out.append(f"data: {value}\n\n")
+        elif kind == "multi":
+            out.append(f"data: {value}\ndata: {draw(FAST_VALUES)}\n\n")
+        elif kind == "named":
+            out.append(f"event: e\ndata: {value}\nid: {draw(FAST_VALUES)}\n\n")
+        elif kind == "comment":
+            out.append(f": {value}\n")
+        elif kind == "nospace":
+            out.append(f"data:{value}\n\n")
+        else:
+            out.append("\n")
+    text = "".join(out)
+    if draw(st.booleans()):
+        text = text.replace("\n", "\r\n")
+    if draw(st.booleans()):
+        text += "data: " + draw(FAST_VALUES)  # an unfinished next event
+    return text.encode()
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=llm_streams())
+def test_llm_shaped_streams_match_the_spec_oracle_under_any_chunking(data: bytes) -> None:
+    assert_chunking_invariant(run, data, expected=reference_parse(data), random_count=5)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=llm_streams(), max_line=st.integers(1, 30), max_event=st.integers(1, 30))
+def test_llm_shaped_streams_trip_ceilings_identically_under_any_chunking(
+    data: bytes, max_line: int, max_event: int
+) -> None:
+    limits = Limits(max_line_chars=max_line, max_event_chars=max_event)
+
+    def go(chunks: list[bytes]) -> tuple[list[object], object, int, int]:
+        stream = EventStreamParser(limits)
+        out: list[object] = []
+        for chunk in chunks:
+            out.extend(stream.feed(chunk))
+            if stream.failure is not None:
+                break
+        else:
+            out.extend(stream.close())
+        return out, stream.failure, stream.pending_line_chars, stream.pending_event_chars
+
+    assert_chunking_invariant(go, data, random_count=5)

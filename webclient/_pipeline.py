@@ -46,8 +46,16 @@ class EventStreamParser:
             return []
         self.chunk_count += 1
         text = self.decoder.feed(data)
-        items = self.parser.feed(text) if text else []
-        self.failure = self.parser.failure or self.decoder.failure
+        if text:
+            items = self.parser.feed(text)
+            if self.parser.failure is not None:
+                # A ceiling tripped in text before any invalid byte: it is earlier in the stream.
+                self.failure = self.parser.failure
+                return items
+        else:
+            items = []
+        if self.decoder.failure is not None:
+            self.failure = self.decoder.failure
         return items
 
     def close(self) -> list[SSEItem]:

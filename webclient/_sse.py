@@ -14,7 +14,8 @@ Line splitting
 
 Linear time
     A partial line is kept as a list of fragments with a running length and joined once, when its
-    terminator arrives (eventsource-parser's fix for O(N²) re-joining). ``work`` counts the
+    terminator arrives (eventsource-parser's fix for O(N²) re-joining), and only with the text up
+    to the first ``"\n\ndata: "`` of that feed, not with all of it. ``work`` counts the
     characters the parser has scanned and joined so tests can prove it stays linear.
 
 Ceilings (checked so the trip point never depends on chunking)
@@ -38,7 +39,6 @@ from ._outcome import Failure, Outcome
 _tuple_new = tuple.__new__
 _ASCII_DIGITS = frozenset("0123456789")
 _FAST_SEPARATOR = "\n\ndata: "
-_FAST_SEPARATOR_LEN = len(_FAST_SEPARATOR)
 
 
 class SSEParser:
@@ -50,10 +50,10 @@ class SSEParser:
     """
 
     __slots__ = (
-        "_bom_pending",
         "_closed",
         "_data",
         "_data_len",
+        "_data_tail",
         "_event_type",
         "_fast_cap",
         "_id_buffer",
@@ -61,7 +61,7 @@ class SSEParser:
         "_line_parts",
         "_max_event",
         "_max_line",
-        "_skip_lf",
+        "_strip_next",
         "comment_lines",
         "events_dispatched",
         "failure",
@@ -80,14 +80,19 @@ class SSEParser:
         # "data: " + value (line ceiling) and the data buffer is value + LF (event ceiling).
         self._fast_cap = min(limits.max_line_chars - 6, limits.max_event_chars - 1)
         self._closed = False
-        # "strips one leading BOM": armed until the first non-empty text arrives, so an empty
-        # first feed does not spend it.
-        self._bom_pending = True
-        # The previous feed ended with CR: one LF at the start of the next feed belongs to it.
-        self._skip_lf = False
+        # The character the next non-empty text drops if it starts with it, else "". At stream
+        # start a BOM ("strips one leading BOM"; an empty first feed does not spend it); after a
+        # feed that ended with CR, an LF (that CR already ended its line). They never overlap:
+        # a feed can end with CR only after the first non-empty text.
+        self._strip_next = "\ufeff"
         # Pending partial line as fragments (joined once at its terminator) and its length.
         self._line_parts: list[str] = []
         self._line_len = 0
+        # Or, when the fast path left it, the pending line as just the value of a "data: "
+        # line begun with an empty event state (then there are no fragments, ``_line_len`` is 0
+        # and the line's length is 6 + len(value)). The next feed that ends the line makes it
+        # the first candidate value without re-joining or re-checking the prefix.
+        self._data_tail: str | None = None
         # The data buffer as a list of values; its WHATWG length (values + one LF each).
         self._data: list[str] = []
         self._data_len = 0
@@ -117,6 +122,8 @@ class SSEParser:
     @property
     def pending_line_chars(self) -> int:
         """Characters of the unfinished line held for the next ``feed``."""
+        if self._data_tail is not None:
+            return 6 + len(self._data_tail)
         return self._line_len
 
     @property
@@ -139,69 +146,73 @@ class SSEParser:
             raise UsageError("feed() after close() or after a buffer_limit failure")
         if not text:
             return []
-        if self._bom_pending:
-            self._bom_pending = False
-            if text[0] == "\ufeff":
+        if self._strip_next:
+            if text[0] == self._strip_next:
                 text = text[1:]
-        if self._skip_lf:
-            self._skip_lf = False
-            if text[:1] == "\n":
-                text = text[1:]
+            self._strip_next = ""
         self.work += len(text)
         if "\r" in text:
             if text[-1] == "\r":
-                self._skip_lf = True
+                self._strip_next = "\n"
             text = text.replace("\r\n", "\n").replace("\r", "\n")
-        if "\n" not in text:
-            return self._hold(text)
         # Fast path for the shape LLM streams use, one-line ``data: `` events. Splitting on
         # "\n\ndata: " yields the event values directly: every part but the first and the last
         # is a value that a blank line already ended. The first part completes whatever was
-        # pending; the last one starts the next event. This changes speed only, never the
-        # result (the property tests compare with a naive oracle).
+        # pending; the last one starts the next event. The pending partial line never holds a
+        # line break, so no separator can straddle it and the text: only the first part needs
+        # joining with it. This changes speed only, never the result (the property tests
+        # compare with a naive oracle).
         parts = text.split(_FAST_SEPARATOR)
-        if self._line_parts:
-            # The pending partial line ends in the first part. Only that part is joined with
-            # it: the held fragments contain no line break, so no separator can straddle them.
-            self._line_parts.append(parts[0])
-            parts[0] = "".join(self._line_parts)
+        out: list[SSEItem] = []
+        pending_value = self._data_tail
+        if pending_value is not None and len(parts) > 1:
+            # The pending line is "data: " + pending_value with an empty event state, and the
+            # first part ends it: together they are the first candidate value.
+            self._data_tail = None
+            parts[0] = pending_value + parts[0]
             self.work += len(parts[0])
-            self._line_parts = []
-            self._line_len = 0
-        head = parts[0]
-        if len(parts) == 1:
-            out: list[SSEItem] = []
-            self._general(head, out)
-            return out
-        tail = parts.pop()
-        if head[:6] == "data: " and not self._data and not self._event_type:
-            # The head is the candidate value of a first one-line event, checked with the rest.
-            parts[0] = head[6:]
-            out = []
         else:
-            out = []
-            lines = head.split("\n")
-            lines.append("")
-            self._process(lines, out)
-            if self.failure is not None:
+            if len(parts) == 1 and "\n" not in text:
+                return self._hold(text)
+            if pending_value is not None:
+                self._unpack_data_tail(pending_value)
+            if self._line_parts:
+                self._line_parts.append(parts[0])
+                parts[0] = "".join(self._line_parts)
+                self.work += len(parts[0])
+                self._line_parts = []
+                self._line_len = 0
+            head = parts[0]
+            if len(parts) == 1:
+                self._general(head, out)
                 return out
-            del parts[0]
+            if head[:6] == "data: " and not self._data and not self._event_type:
+                # The first candidate value, checked with the others below.
+                parts[0] = head[6:]
+            else:
+                lines = head.split("\n")
+                lines.append("")
+                self._process(lines, out)
+                if self.failure is not None:
+                    return out
+                del parts[0]
+        tail = parts.pop()
         if parts:
-            # Each value was followed by a blank line; it is one complete ``data`` line (and so
-            # one event) when it holds no LF. One C-level join + memchr proves that for all of
-            # them, and bounds them by the ceilings.
+            # Each candidate value was followed by a blank line; it is one complete ``data`` line
+            # (and so one event) when it holds no LF. One C-level join + memchr proves that for
+            # all of them, and bounds them by the ceilings.
             joined = "".join(parts)
             cap = self._fast_cap
             if "\n" not in joined and (len(joined) <= cap or max(map(len, parts)) <= cap):
                 id_buffer = self._id_buffer
-                events = [_tuple_new(SSEEvent, ("message", value, id_buffer)) for value in parts]
-                if out:
-                    out += events
-                else:
-                    out = events
+                append = out.append
+                for value in parts:
+                    append(_tuple_new(SSEEvent, ("message", value, id_buffer)))
                 self.events_dispatched += len(parts)
                 self.last_event_id = id_buffer
             else:
+                # Each candidate is the rest of a "data: " line and its event, up to a blank
+                # line: interpreted line by line, which is exact in any event state.
                 for value in parts:
                     lines = ("data: " + value).split("\n")
                     lines.append("")
@@ -211,10 +222,9 @@ class SSEParser:
         if "\n" in tail:
             self._general("data: " + tail, out)
         else:
-            # The next event's first line, unfinished (the inline twin of ``_hold``).
-            self._line_parts = ["data: ", tail]
-            self._line_len = 6 + len(tail)
-            if self._line_len > self._max_line:
+            # The next event's first line, unfinished: held as its value (see ``_data_tail``).
+            self._data_tail = tail
+            if 6 + len(tail) > self._max_line:
                 self._trip_line()
         return out
 
@@ -251,16 +261,25 @@ class SSEParser:
 
     def _hold(self, fragment: str) -> list[SSEItem]:
         """Keep an unterminated line fragment; trip the line ceiling if the line outgrew it."""
+        if self._data_tail is not None:
+            self._unpack_data_tail(self._data_tail)
         self._line_parts.append(fragment)
         self._line_len += len(fragment)
         if self._line_len > self._max_line:
             self._trip_line()
         return []
 
+    def _unpack_data_tail(self, value: str) -> None:
+        # The pending line held as a "data: " value becomes ordinary fragments.
+        self._line_parts = ["data: ", value]
+        self._line_len = 6 + len(value)
+        self._data_tail = None
+
     def _trip_line(self) -> None:
         # Drop the line the ceiling bounded: how far past the ceiling it got depends on the
         # chunking, and a trip must not.
         self._line_parts = []
+        self._data_tail = None
         self._line_len = 0
         self.failure = Failure(Outcome.BUFFER_LIMIT, "line")
 

@@ -85,13 +85,17 @@ class UTF8Decoder:
         """
         if self._closed or self.failure is not None:
             raise UsageError("feed() after close() or after a decode failure")
-        buffered = self._pending + data if self._pending else data
+        pending = self._pending
+        buffered = pending + data if pending else data
         try:
             text, consumed = _utf_8_decode(buffered, self.errors, False)
         except UnicodeDecodeError as exc:
             text = self._fail(exc, buffered, len(data))
         else:
-            self._pending = buffered[consumed:]
+            if consumed != len(buffered):
+                self._pending = buffered[consumed:]
+            elif pending:
+                self._pending = b""
         self.bytes_received += len(data)
         self.chars_decoded += len(text)
         return text
