@@ -118,7 +118,8 @@ def main() -> None:
         seconds, count = best_of(fn, chunks, args.runs)
         assert count == events, f"{name} produced {count} events, expected {events}"
         results[name] = seconds
-        print(f"  {name:10s} {seconds * 1e3:8.1f} ms  {mb / seconds:8.1f} MB/s  {count / seconds / 1e3:8.1f} k events/s")
+        rate = count / seconds / 1e3
+        print(f"  {name:10s} {seconds * 1e3:8.1f} ms  {mb / seconds:8.1f} MB/s  {rate:8.1f} k events/s")
     fastest_peer = min((s, n) for n, s in results.items() if n != "webclient")
     ratio = fastest_peer[0] / results["webclient"]
     print(f"webclient vs fastest peer ({fastest_peer[1]}): {ratio:.2f}x  (target >= 2.00x)")

@@ -62,7 +62,6 @@ def reference_parse(data: bytes) -> list[object]:
         elif field == "id":
             if "\x00" not in value:
                 id_buf = value
-        elif field == "retry":
-            if value and all(c in "0123456789" for c in value) and len(value) <= 16:
-                out.append(RetryField(int(value)))
+        elif field == "retry" and value and all(c in "0123456789" for c in value) and len(value) <= 16:
+            out.append(RetryField(int(value)))
     return out

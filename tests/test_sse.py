@@ -71,7 +71,8 @@ CONFORMANCE = [
     ("format-field-id-null", b"id: x\ndata: a\n\nid: 1\x002\ndata: b\n\n\n", [M("a", "x"), M("b", "x")]),
     (
         "format-field-parsing",
-        b"data:\0\ndata:  2\rData:1\ndata\0:2\ndata:1\r\0data:4\nda-ta:3\rdata_5\ndata:3\rdata:\r\n data:32\ndata:4\n\n",
+        b"data:\0\ndata:  2\rData:1\ndata\0:2\ndata:1\r\0data:4\nda-ta:3\rdata_5\ndata:3\rdata:\r\n"
+        b" data:32\ndata:4\n\n",
         [M("\0\n 2\n1\n3\n\n4")],
     ),
     ("format-field-retry", b"retry:03000\ndata:x\n\n\n", [RetryField(3000), M("x")]),
