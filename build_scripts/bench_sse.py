@@ -1,131 +1,464 @@
-"""SSE-layer throughput: webclient's layers 1+2 against the Python peers, in one run.
+"""SSE-layer throughput (UTF-8 decode + SSE parse): webclient against its Python peers, in one run.
 
-Workload: a generated ~5 MB OpenAI-Chat-style stream (``data: {chat.completion.chunk}\\n\\n`` per
-delta, mixed ASCII and multi-byte text, a usage chunk and ``data: [DONE]``), fed in 1 KiB
-transport chunks. Each contender turns bytes into (event type, data) items:
+Every contender turns the same response bytes, fed in ``--chunk``-byte transport chunks, into the
+list of dispatched events (event type, data):
 
 - ``webclient``: ``EventStreamParser.feed`` (strict UTF-8, WHATWG parsing, default ceilings);
-- ``httpx-sse``: httpx's ``TextDecoder`` + ``LineDecoder`` feeding ``httpx_sse.SSEDecoder.decode``
-  per line (exactly what ``EventSource.iter_sse`` does over ``response.iter_lines()``);
+- ``httpx-sse``: what httpx-sse 0.4.3's ``EventSource.iter_sse`` does over ``response.iter_text()``:
+  httpx's incremental ``TextDecoder``, httpx-sse's ``SSELineDecoder``, ``line.rstrip("\\n")`` and
+  ``SSEDecoder.decode`` per line;
+- ``httpx-sse/LineDecoder``: the same ``SSEDecoder`` fed by httpx's own ``LineDecoder`` (what
+  httpx-sse did before 0.4.2 and what this benchmark measured before; often the faster of the two);
 - ``openai``: openai-python's ``SSEDecoder.iter_bytes`` over the chunk iterator.
 
-Prints MB/s and events/s (best of N runs, after a warm-up) and the ratio of webclient to the
-fastest peer. Peers are benchmark-only dependencies (``pip install -e '.[bench]'``).
+The ratio that counts is against the *faster* httpx-sse variant of the same repetition.
 
-Usage: python build_scripts/bench_sse.py [--mb 5] [--chunk 1024] [--runs 5]
+Stream shapes (~``--mb`` MB each; the generated ones are seeded, so every run sees the same bytes):
+
+data-only (one ``data:`` line per event, the OpenAI Chat and Gemini shape)
+  ``chat``       chat.completion.chunk envelopes: short text deltas (see below), tool calls
+                 whose arguments stream in ~17-character fragments, a usage chunk and ``[DONE]``.
+  ``gemini``     ``streamGenerateContent?alt=sse`` envelopes with CRLF framing, as Google sends
+                 them, each candidate carrying a short text part.
+typed (``event: NAME`` + one ``data:`` line, the Anthropic Messages and OpenAI Responses shape)
+  ``anthropic``  message_start, text blocks of ~300 short text_delta events, tool_use blocks of
+                 ~17-character input_json_delta fragments, pings, message_delta, message_stop.
+  ``responses``  response.created ... output_text.delta / function_call_arguments.delta events
+                 with sequence numbers ... response.completed.
+recorded (real recordings from ``../shared/fixtures``, concatenated and repeated to size)
+  ``rec-data``   the data-only recordings (openai-python, pydantic-ai chat/groq/google/openrouter).
+  ``rec-typed``  the typed recordings (anthropic-sdk-python, pydantic-ai Anthropic and Responses).
+
+Text deltas are 1-3 tokens, in blocks (answer paragraphs) each written in one script: English
+50%, accented European 10%, Chinese 20%, Japanese 10%, Korean 5%, Cyrillic 5%; 3% of deltas carry
+an emoji (some outside the BMP, some composed). JSON is written with ``ensure_ascii=False``, as the
+providers send it, so about half of all 1 KiB chunks decode to 2- or 4-byte-per-character strings.
+
+Each repetition runs every contender once on every shape, in rotating order; the figure reported is
+the median over ``--runs`` repetitions (after one warm-up each), with the garbage collector paused
+during each timed run as ``timeit`` does. Before timing, every peer's event list is compared with
+webclient's, so all contenders provably do the same work.
+
+Usage: python build_scripts/bench_sse.py [--mb 5] [--chunk 1024] [--runs 7] [--shape NAME ...]
+Peers are benchmark-only dependencies (``pip install -e '.[bench]'``, which ``setup_env.sh`` does).
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import json
+import random
+import statistics
+import sys
 import time
 from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
 
-WORDS = ["The", " quick", " brown", " fox", " jumps", " over", " the", " lazy", " dog", ".", "\n"]
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+FIXTURES = ROOT.parent / "shared" / "fixtures"
+
+TARGET_RATIO = 2.0
+
+# -- realistic content -------------------------------------------------------------------------
+
+#: Token-sized pieces of model text per script. A text block (one answer paragraph) is written in
+#: one script, as model answers are, and any block may carry emoji (see ``_Text``).
+SCRIPTS = {
+    "english": [" the", " of", " and", " to", " a", " in", " is", " that", " for", " it", " with", " as",
+                " on", " stream", " parser", " event", " model", " response", " token", ".", ",", ":", "\n",
+                "\n\n", " -", " **", "**", " `", "`", " (", ")", " 1", "2", "0", "%"],
+    "european": [" café", " naïve", " über", " São", " Paulo", " façade", " Ñandú", " Größe", " déjà",
+                 " vu", " señor", " ørsted", ",", ".", " «", "»", " —"],
+    "chinese": ["你好", "，", "世界", "。", "我们", "的", "模型", "流式", "输出", "数据", "解析", "事件", "是",
+                "一个", "在", "中", "（", "）", "：", "\n"],
+    "japanese": ["日本語", "の", "テキスト", "です", "。", "ストリーム", "を", "解析", "します", "、", "モデル",
+                 "が", "出力", "\n"],
+    "korean": ["한국어", " 텍스트", "를", " 스트림", "으로", " 출력", "합니다", ".", " 모델", "이", "\n"],
+    "cyrillic": [" Привет", " мир", ",", " это", " поток", " событий", " модели", ".", "\n"],
+}
+#: Relative frequency of each script's blocks.
+SCRIPT_WEIGHTS = {"english": 50, "european": 10, "chinese": 20, "japanese": 10, "korean": 5, "cyrillic": 5}
+#: Emoji, some outside the BMP (which makes CPython store the whole decoded chunk in 4 bytes per
+#: character) and some composed (skin tone, ZWJ sequence).
+EMOJI = [" 😀", " 🚀", " ✅", " 👍🏽", " 🎉", " ❤️", " 👩‍💻", " ⚡"]
+#: Share of text deltas that carry an emoji.
+EMOJI_RATE = 0.03
+#: Tool arguments that the model streams, as one JSON text each.
+TOOL_ARGUMENTS = [
+    {"location": "San Francisco, CA", "unit": "celsius", "days": 3},
+    {"query": "最新的流式解析器基准 benchmark results 2025", "max_results": 10, "lang": "zh"},
+    {"path": "src/webclient/_sse.py", "content": "def feed(self, text):\n    return []\n", "mode": "w"},
+    {"city": "東京", "date": "2025-04-01", "notes": "café ☕ at 10:00 — bring 📎 docs"},
+]
 
 
-def make_stream(target_bytes: int) -> tuple[bytes, int]:
-    """An OpenAI-Chat-shaped SSE body of about ``target_bytes``; returns (body, event count)."""
-    head = {"id": "chatcmpl-bench", "object": "chat.completion.chunk", "created": 1730000000,
-            "model": "gpt-4o-2024-08-06", "system_fingerprint": "fp_bench"}
-    parts = []
+class _Text:
+    """Short text deltas (1-3 tokens, as models stream them) in blocks of one script each."""
+
+    def __init__(self, rng: random.Random) -> None:
+        self.rng = rng
+        self.tokens = SCRIPTS["english"]
+
+    def new_block(self) -> None:
+        """Start a block of text in a script drawn by ``SCRIPT_WEIGHTS``."""
+        script = self.rng.choices(list(SCRIPT_WEIGHTS), weights=list(SCRIPT_WEIGHTS.values()))[0]
+        self.tokens = SCRIPTS[script]
+
+    def delta(self) -> str:
+        rng = self.rng
+        text = "".join(rng.choice(self.tokens) for _ in range(rng.randint(1, 3)))
+        return text + rng.choice(EMOJI) if rng.random() < EMOJI_RATE else text
+
+
+def _fragments(rng: random.Random, text: str) -> list[str]:
+    """``text`` cut into fragments of about 17 characters (12-22), as tool inputs stream."""
+    out, i = [], 0
+    while i < len(text):
+        n = rng.randint(12, 22)
+        out.append(text[i : i + n])
+        i += n
+    return out
+
+
+def _json(payload: object) -> str:
+    return json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
+
+
+class _Writer:
+    """Collects SSE frames up to a byte budget."""
+
+    def __init__(self, target: int, eol: str = "\n") -> None:
+        self.parts: list[str] = []
+        self.size = 0
+        self.target = target
+        self.eol = eol
+
+    @property
+    def full(self) -> bool:
+        return self.size >= self.target
+
+    def frame(self, payload: object, event: str | None = None) -> None:
+        eol = self.eol
+        text = (f"event: {event}{eol}" if event else "") + f"data: {payload if isinstance(payload, str) else _json(payload)}{eol}{eol}"
+        self.parts.append(text)
+        self.size += len(text.encode())
+
+    def body(self) -> bytes:
+        return "".join(self.parts).encode()
+
+
+# -- generated shapes --------------------------------------------------------------------------
+
+
+def make_chat(target: int, rng: random.Random) -> bytes:
+    head = {"id": "chatcmpl-AbC123xyz", "object": "chat.completion.chunk", "created": 1733000000,
+            "model": "gpt-4o-2024-08-06", "system_fingerprint": "fp_5f20662549"}
+    w = _Writer(target)
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> None:
+        w.frame({**head, "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}]})
+
+    chunk({"role": "assistant", "content": "", "refusal": None})
+    text = _Text(rng)
+    call = 0
+    while not w.full:
+        text.new_block()
+        for _ in range(rng.randint(100, 400)):
+            chunk({"content": text.delta()})
+        args = _json(rng.choice(TOOL_ARGUMENTS))
+        chunk({"tool_calls": [{"index": call, "id": f"call_{call:08d}", "type": "function",
+                               "function": {"name": "get_weather", "arguments": ""}}]})
+        for piece in _fragments(rng, args):
+            chunk({"tool_calls": [{"index": call, "function": {"arguments": piece}}]})
+        call += 1
+    chunk({}, "tool_calls")
+    w.frame({**head, "choices": [], "usage": {"prompt_tokens": 52, "completion_tokens": 9000, "total_tokens": 9052}})
+    w.frame("[DONE]")
+    return w.body()
+
+
+def make_gemini(target: int, rng: random.Random) -> bytes:
+    w = _Writer(target, eol="\r\n")
+    deltas = _Text(rng)
+    n = 0
+    while not w.full:
+        n += 1
+        if n % 50 == 1:
+            deltas.new_block()
+        text = "".join(deltas.delta() for _ in range(rng.randint(1, 4)))
+        w.frame({"candidates": [{"content": {"parts": [{"text": text}], "role": "model"}, "index": 0}],
+                 "usageMetadata": {"promptTokenCount": 9, "candidatesTokenCount": n, "totalTokenCount": 9 + n},
+                 "modelVersion": "gemini-2.5-flash", "responseId": "mFSaaPe5LbGz1MkP0Y2q8Qs"})
+    w.frame({"candidates": [{"content": {"parts": [{"text": ""}], "role": "model"}, "finishReason": "STOP",
+                             "index": 0}], "modelVersion": "gemini-2.5-flash"})
+    return w.body()
+
+
+def make_anthropic(target: int, rng: random.Random) -> bytes:
+    w = _Writer(target)
+    w.frame({"type": "message_start", "message": {
+        "id": "msg_01XFDUDYJgAACzvnptvVoYEL", "type": "message", "role": "assistant", "content": [],
+        "model": "claude-sonnet-4-5-20250929", "stop_reason": None, "stop_sequence": None,
+        "usage": {"input_tokens": 472, "output_tokens": 2}}}, "message_start")
+    text = _Text(rng)
+    index = 0
+    while not w.full:
+        text.new_block()
+        w.frame({"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}},
+                "content_block_start")
+        w.frame({"type": "ping"}, "ping")
+        for _ in range(300):
+            w.frame({"type": "content_block_delta", "index": index,
+                     "delta": {"type": "text_delta", "text": text.delta()}}, "content_block_delta")
+        w.frame({"type": "content_block_stop", "index": index}, "content_block_stop")
+        index += 1
+        w.frame({"type": "content_block_start", "index": index, "content_block": {
+            "type": "tool_use", "id": f"toolu_01T1x1fJ34qAmk2tNTrN7Up{index % 10}", "name": "get_weather",
+            "input": {}}}, "content_block_start")
+        for piece in ["", *_fragments(rng, _json(rng.choice(TOOL_ARGUMENTS)))]:
+            w.frame({"type": "content_block_delta", "index": index,
+                     "delta": {"type": "input_json_delta", "partial_json": piece}}, "content_block_delta")
+        w.frame({"type": "content_block_stop", "index": index}, "content_block_stop")
+        index += 1
+    w.frame({"type": "message_delta", "delta": {"stop_reason": "tool_use", "stop_sequence": None},
+             "usage": {"output_tokens": 9000}}, "message_delta")
+    w.frame({"type": "message_stop"}, "message_stop")
+    return w.body()
+
+
+def make_responses(target: int, rng: random.Random) -> bytes:
+    w = _Writer(target)
+    seq = 0
+
+    def event(name: str, **fields: object) -> None:
+        nonlocal seq
+        w.frame({"type": name, "sequence_number": seq, **fields}, name)
+        seq += 1
+
+    response = {"id": "resp_67ccd2bed1ec8190b14f964abc0542670bb6a6b452d3795b", "object": "response",
+                "created_at": 1741476542, "status": "in_progress", "model": "gpt-4.1-2025-04-14", "output": []}
+    event("response.created", response=response)
+    event("response.in_progress", response=response)
+    text = _Text(rng)
+    out = 0
+    while not w.full:
+        text.new_block()
+        item = f"msg_67ccd2bf17f0819081ff3bb2cf6508e6{out:04d}"
+        event("response.output_item.added", output_index=out, item={"id": item, "type": "message",
+                                                                    "status": "in_progress", "role": "assistant",
+                                                                    "content": []})
+        event("response.content_part.added", item_id=item, output_index=out, content_index=0,
+              part={"type": "output_text", "text": "", "annotations": []})
+        for _ in range(rng.randint(100, 400)):
+            event("response.output_text.delta", item_id=item, output_index=out, content_index=0,
+                  delta=text.delta(), logprobs=[])
+        event("response.output_text.done", item_id=item, output_index=out, content_index=0, text="…",
+              logprobs=[])
+        out += 1
+        call = f"fc_67ccd3acc8108190a1d8a8d3b9ec45{out:04d}"
+        event("response.output_item.added", output_index=out, item={
+            "id": call, "type": "function_call", "status": "in_progress", "arguments": "",
+            "call_id": f"call_{out:08d}", "name": "get_weather"})
+        args = _json(rng.choice(TOOL_ARGUMENTS))
+        for piece in _fragments(rng, args):
+            event("response.function_call_arguments.delta", item_id=call, output_index=out, delta=piece)
+        event("response.function_call_arguments.done", item_id=call, output_index=out, arguments=args)
+        out += 1
+    event("response.completed", response={**response, "status": "completed"})
+    return w.body()
+
+
+# -- recorded shapes ---------------------------------------------------------------------------
+
+
+def recordings(typed: bool) -> list[bytes]:
+    """The raw SSE recordings in ``../shared/fixtures``: typed ones (with ``event:`` lines) or the
+    data-only ones. Each is returned ending in a blank line so that concatenations stay separate."""
+    found = []
+    for path in sorted(FIXTURES.rglob("*")):
+        if path.suffix not in (".sse", ".bin", ".txt") or path.name.endswith(".chunks.txt"):
+            continue
+        body = path.read_bytes()
+        if not body.lstrip().startswith((b"data:", b"event:", b":")):
+            continue
+        if (b"\nevent:" in body or body.startswith(b"event:")) != typed:
+            continue
+        found.append(body.rstrip(b"\r\n") + b"\n\n")
+    if not found:
+        raise SystemExit(f"no recordings found under {FIXTURES}")
+    return found
+
+
+def make_recorded(target: int, typed: bool) -> bytes:
+    bodies = recordings(typed)
+    parts: list[bytes] = []
     size = 0
-    i = 0
-    while size < target_bytes:
-        chunk = dict(head, choices=[{"index": 0, "delta": {"content": WORDS[i % len(WORDS)]},
-                                     "logprobs": None, "finish_reason": None}])
-        line = "data: " + json.dumps(chunk, ensure_ascii=False) + "\n\n"
-        parts.append(line)
-        size += len(line.encode())
-        i += 1
-    done = dict(head, choices=[{"index": 0, "delta": {}, "logprobs": None, "finish_reason": "stop"}])
-    parts.append("data: " + json.dumps(done) + "\n\n")
-    parts.append("data: [DONE]\n\n")
-    return "".join(parts).encode(), i + 2
+    while size < target:
+        for body in bodies:
+            parts.append(body)
+            size += len(body)
+    return b"".join(parts)
 
 
-def chunked(body: bytes, size: int) -> list[bytes]:
-    return [body[i : i + size] for i in range(0, len(body), size)]
+SHAPES: dict[str, tuple[str, Callable[[int], bytes]]] = {
+    "chat": ("data-only", lambda n: make_chat(n, random.Random(1))),
+    "gemini": ("data-only", lambda n: make_gemini(n, random.Random(2))),
+    "anthropic": ("typed", lambda n: make_anthropic(n, random.Random(3))),
+    "responses": ("typed", lambda n: make_responses(n, random.Random(4))),
+    "rec-data": ("data-only", lambda n: make_recorded(n, typed=False)),
+    "rec-typed": ("typed", lambda n: make_recorded(n, typed=True)),
+}
+
+# -- contenders --------------------------------------------------------------------------------
+
+Events = list[tuple[str, str]]
 
 
-def run_webclient(chunks: Iterable[bytes]) -> int:
-    from webclient import EventStreamParser
+def run_webclient(chunks: Iterable[bytes], keep: bool = False) -> int | Events:
+    from webclient import EventStreamParser, SSEEvent
 
     stream = EventStreamParser()
-    n = 0
+    items: list[object] = []
     for chunk in chunks:
-        n += len(stream.feed(chunk))
-    stream.close()
+        items += stream.feed(chunk)
+    items += stream.close()
     assert stream.failure is None
-    return n
+    if keep:
+        return [(e.type, e.data) for e in items if isinstance(e, SSEEvent)]
+    return len(items)
 
 
-def run_httpx_sse(chunks: Iterable[bytes]) -> int:
+def run_httpx_sse(chunks: Iterable[bytes], keep: bool = False) -> int | Events:
+    from httpx._decoders import TextDecoder
+    from httpx_sse._decoders import SSEDecoder, SSELineDecoder
+
+    text = TextDecoder()
+    lines = SSELineDecoder()
+    sse = SSEDecoder()
+    events = []
+    for chunk in chunks:
+        for line in lines.decode(text.decode(chunk)):
+            event = sse.decode(line.rstrip("\n"))
+            if event is not None:
+                events.append(event)
+    for line in lines.decode(text.flush()) + lines.flush():
+        event = sse.decode(line.rstrip("\n"))
+        if event is not None:
+            events.append(event)
+    return [(e.event, e.data) for e in events] if keep else len(events)
+
+
+def run_httpx_sse_linedecoder(chunks: Iterable[bytes], keep: bool = False) -> int | Events:
     from httpx._decoders import LineDecoder, TextDecoder
     from httpx_sse._decoders import SSEDecoder
 
     text = TextDecoder()
     lines = LineDecoder()
     sse = SSEDecoder()
-    n = 0
+    events = []
     for chunk in chunks:
         for line in lines.decode(text.decode(chunk)):
-            if sse.decode(line) is not None:
-                n += 1
+            event = sse.decode(line)
+            if event is not None:
+                events.append(event)
     for line in lines.decode(text.flush()) + lines.flush():
-        if sse.decode(line) is not None:
-            n += 1
-    return n
+        event = sse.decode(line)
+        if event is not None:
+            events.append(event)
+    return [(e.event, e.data) for e in events] if keep else len(events)
 
 
-def run_openai(chunks: Iterable[bytes]) -> int:
+def run_openai(chunks: Iterable[bytes], keep: bool = False) -> int | Events:
     from openai._streaming import SSEDecoder
 
-    return sum(1 for _ in SSEDecoder().iter_bytes(iter(chunks)))
+    events = list(SSEDecoder().iter_bytes(iter(chunks)))
+    return [(e.event or "message", e.data) for e in events] if keep else len(events)
 
 
-CONTENDERS: dict[str, Callable[[Iterable[bytes]], int]] = {
+CONTENDERS: dict[str, Callable[..., int | Events]] = {
     "webclient": run_webclient,
     "httpx-sse": run_httpx_sse,
+    "httpx-sse/LineDecoder": run_httpx_sse_linedecoder,
     "openai": run_openai,
 }
+HTTPX_SSE = ("httpx-sse", "httpx-sse/LineDecoder")
 
 
-def best_of(fn: Callable[[Iterable[bytes]], int], chunks: list[bytes], runs: int) -> tuple[float, int]:
-    fn(chunks)  # warm-up (imports, caches)
-    best = float("inf")
-    count = 0
-    for _ in range(runs):
+def check_same_work(name: str, chunks: list[bytes]) -> int:
+    """Every contender must produce webclient's events (type, data) for this stream."""
+    reference = run_webclient(chunks, keep=True)
+    assert isinstance(reference, list)
+    for contender, fn in CONTENDERS.items():
+        got = fn(chunks, keep=True)
+        assert isinstance(got, list)
+        # httpx-sse names typeless events "message" like webclient; openai leaves them None.
+        got = [("message" if t in (None, "") else t, d) for t, d in got]
+        assert got == reference, f"{contender} and webclient disagree on {name}"
+    return len(reference)
+
+
+def timed(fn: Callable[..., int | Events], chunks: list[bytes]) -> float:
+    gc.collect()
+    gc.disable()
+    try:
         t0 = time.perf_counter()
-        count = fn(chunks)
-        best = min(best, time.perf_counter() - t0)
-    return best, count
+        fn(chunks)
+        return time.perf_counter() - t0
+    finally:
+        gc.enable()
+
+
+def chunked(body: bytes, size: int) -> list[bytes]:
+    return [body[i : i + size] for i in range(0, len(body), size)]
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--mb", type=float, default=5.0)
-    ap.add_argument("--chunk", type=int, default=1024)
-    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--mb", type=float, default=5.0, help="stream size per shape (default 5)")
+    ap.add_argument("--chunk", type=int, default=1024, help="transport chunk size in bytes (default 1024)")
+    ap.add_argument("--runs", type=int, default=7, help="timed repetitions; the median is reported (default 7)")
+    ap.add_argument("--shape", action="append", choices=sorted(SHAPES), help="shape(s) to run (default: all)")
     args = ap.parse_args()
-    body, events = make_stream(int(args.mb * 1_000_000))
-    chunks = chunked(body, args.chunk)
-    mb = len(body) / 1e6
-    print(f"stream: {mb:.2f} MB, {events} events, {len(chunks)} chunks of {args.chunk} B; best of {args.runs}")
-    results = {}
-    for name, fn in CONTENDERS.items():
-        seconds, count = best_of(fn, chunks, args.runs)
-        assert count == events, f"{name} produced {count} events, expected {events}"
-        results[name] = seconds
-        rate = count / seconds / 1e3
-        print(f"  {name:10s} {seconds * 1e3:8.1f} ms  {mb / seconds:8.1f} MB/s  {rate:8.1f} k events/s")
-    fastest_peer = min((s, n) for n, s in results.items() if n != "webclient")
-    ratio = fastest_peer[0] / results["webclient"]
-    print(f"webclient vs fastest peer ({fastest_peer[1]}): {ratio:.2f}x  (target >= 2.00x)")
-    for name, seconds in results.items():
-        if name != "webclient":
-            print(f"webclient vs {name}: {seconds / results['webclient']:.2f}x")
+    names = args.shape or list(SHAPES)
+    target = int(args.mb * 1_000_000)
+    streams = {}
+    for name in names:
+        body = SHAPES[name][1](target)
+        chunks = chunked(body, args.chunk)
+        events = check_same_work(name, chunks)
+        streams[name] = chunks
+        print(f"{name:10s} {SHAPES[name][0]:9s} {len(body) / 1e6:5.2f} MB  {events:6d} events"
+              f"  {len(body) / events:5.0f} B/event  {len(chunks)} chunks of {args.chunk} B")
+    times: dict[tuple[str, str], list[float]] = {(s, c): [] for s in names for c in CONTENDERS}
+    order = list(CONTENDERS)
+    for name in names:
+        for contender in order:
+            CONTENDERS[contender](streams[name])  # warm-up
+    for rep in range(args.runs):
+        rotated = order[rep % len(order) :] + order[: rep % len(order)]
+        for name in names:
+            for contender in rotated:
+                times[name, contender].append(timed(CONTENDERS[contender], streams[name]))
+    print(f"\nmedian of {args.runs} runs, ms (ratio = peer time / webclient time; target >= {TARGET_RATIO:.2f}x"
+          " the faster httpx-sse variant)")
+    header = f"{'shape':10s} {'kind':9s}" + "".join(f"{c:>23s}" for c in CONTENDERS) + f"{'vs httpx-sse':>14s}"
+    print(header)
+    worst: dict[str, float] = {}
+    for name in names:
+        med = {c: statistics.median(times[name, c]) for c in CONTENDERS}
+        ours = med["webclient"]
+        cells = [f"{med['webclient'] * 1e3:21.1f}  "]
+        cells += [f"{med[c] * 1e3:9.1f} ({med[c] / ours:5.2f}x)  " for c in CONTENDERS if c != "webclient"]
+        ratio = min(med[c] for c in HTTPX_SSE) / ours
+        kind = SHAPES[name][0]
+        worst[kind] = min(worst.get(kind, ratio), ratio)
+        print(f"{name:10s} {kind:9s}" + "".join(f"{c:>23s}" for c in cells) + f"{ratio:13.2f}x")
+    for kind, ratio in worst.items():
+        verdict = "meets" if ratio >= TARGET_RATIO else "MISSES"
+        print(f"{kind}: lowest ratio to httpx-sse {ratio:.2f}x ({verdict} the {TARGET_RATIO:.2f}x target)")
 
 
 if __name__ == "__main__":

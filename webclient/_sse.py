@@ -12,23 +12,52 @@ Line splitting
     are fully visible inside the chunk and a lone CR maps to LF. ``str.splitlines`` is never used:
     U+2028, U+0085, VT and FF are ordinary data characters.
 
-Linear time
+The fast path (LLM streams: every event is one data line, alone or after one ``event:`` line)
+    The parser keeps a *separator*: a blank line followed by the first line(s) of an event of one
+    type, ``"\\n\\ndata: "`` (data-only streams: Chat, Gemini) or ``"\\n\\nevent: NAME\\ndata: "``
+    (typed streams: Anthropic, Responses), and splits each feed on it with one C-level
+    ``str.split``. Every part between two separators that holds no line feed is then the value of
+    one complete event of the separator's type: the block ``PREFIX + part`` starts with an empty
+    event state (the separator's blank line dispatched the one before) and ends at the next
+    separator's blank line. One ``str.count`` proves that no part holds a line feed (the feed has
+    exactly the separators' own), and then the feed's events are built without looking at a single
+    line. The first part completes the pending line, the last one starts the next event.
+    The separator follows the stream: whenever the general path leaves a data line pending, the
+    separator becomes the prefix of that line's event (its type is already set), so a typed
+    stream switches separators where its event names change. Anything else (other fields,
+    comments, multi-line data, ids, CR framing, values near a ceiling) goes through the general
+    path, block by block and line by line, which is the spec's algorithm. The speed-up changes no
+    result: the property tests compare every shape with a naive oracle under every chunking.
+
+Pending state
     A partial line is kept as a list of fragments with a running length and joined once, when its
-    terminator arrives (eventsource-parser's fix for O(N²) re-joining), and only with the text up
-    to the first ``"\n\ndata: "`` of that feed, not with all of it. ``work`` counts the
-    characters the parser has scanned and joined so tests can prove it stays linear.
+    terminator arrives (eventsource-parser's fix for O(N²) re-joining). When that line is a
+    ``data:`` line that started an event (empty data buffer), the fragments hold only its *value*
+    (``_tail_is_data``): the feed that completes it dispatches ``joined fragments + first part``
+    without re-reading the line. Invariant: then the data buffer is empty and the event type is
+    the separator's type (``_tail_is_data`` is set only where both hold), so the completed event's
+    type is the separator's.
+
+Linear time
+    Each feed is a fixed number of C-level passes over its text; each pending fragment is joined
+    once. ``work`` counts the characters the parser has scanned and joined so tests can prove it
+    stays linear.
 
 Ceilings (checked so the trip point never depends on chunking)
     ``max_line_chars``: every complete line is checked before it is interpreted, and the pending
     partial line after each ``feed``. A line longer than the ceiling trips whether it arrives whole
     or one character at a time, because its prefix grows past the ceiling either way.
     ``max_event_chars``: the data buffer (values plus their LFs) after each ``data`` line.
+    The fast path builds events without these checks only when no value can reach a ceiling
+    (``_fast_cap``); any other value is interpreted line by line, which checks them.
     A trip records ``Failure(BUFFER_LIMIT, "line" | "event")``; events dispatched earlier in the
     same ``feed`` are still returned, the over-long line is dropped (so the pending counts at a
     trip are the same for every chunking), and the parser accepts no more input.
 """
 
 from __future__ import annotations
+
+from itertools import repeat
 
 from ._errors import UsageError
 from ._events import RetryField, SSEEvent, SSEItem
@@ -37,8 +66,8 @@ from ._outcome import Failure, Outcome
 
 # ``tuple.__new__`` directly: NamedTuple's ``_make`` adds a Python-level frame per event.
 _tuple_new = tuple.__new__
+_repeat = repeat
 _ASCII_DIGITS = frozenset("0123456789")
-_FAST_SEPARATOR = "\n\ndata: "
 
 
 class SSEParser:
@@ -53,15 +82,21 @@ class SSEParser:
         "_closed",
         "_data",
         "_data_len",
-        "_data_tail",
         "_event_type",
         "_fast_cap",
+        "_fast_type",
         "_id_buffer",
         "_line_len",
         "_line_parts",
         "_max_event",
         "_max_line",
+        "_prefix",
+        "_prefix_type",
+        "_separator",
+        "_separator_newlines",
+        "_steady_cap",
         "_strip_next",
+        "_tail_is_data",
         "comment_lines",
         "events_dispatched",
         "failure",
@@ -76,23 +111,30 @@ class SSEParser:
     def __init__(self, limits: Limits = DEFAULT_LIMITS) -> None:
         self._max_line = limits.max_line_chars
         self._max_event = limits.max_event_chars
-        # Longest value the fast path may emit without a per-line ceiling check: the line is
-        # "data: " + value (line ceiling) and the data buffer is value + LF (event ceiling).
+        # Longest value the fast path may dispatch without the per-line ceiling checks: the line
+        # is "data: " + value (line ceiling) and the data buffer is value + LF (event ceiling).
         self._fast_cap = min(limits.max_line_chars - 6, limits.max_event_chars - 1)
+        # The same bound on a pending data line's length plus a feed's (see ``feed``).
+        self._steady_cap = self._fast_cap + 6
         self._closed = False
         # The character the next non-empty text drops if it starts with it, else "". At stream
         # start a BOM ("strips one leading BOM"; an empty first feed does not spend it); after a
         # feed that ended with CR, an LF (that CR already ended its line). They never overlap:
         # a feed can end with CR only after the first non-empty text.
         self._strip_next = "\ufeff"
-        # Pending partial line as fragments (joined once at its terminator) and its length.
+        # The pending partial line as fragments (joined once, at its terminator) and its length.
+        # When ``_tail_is_data``, the fragments are the value of a "data: " line that began an
+        # event, without that prefix (``_line_len`` still counts it).
         self._line_parts: list[str] = []
         self._line_len = 0
-        # Or, when the fast path left it, the pending line as just the value of a "data: "
-        # line begun with an empty event state (then there are no fragments, ``_line_len`` is 0
-        # and the line's length is 6 + len(value)). The next feed that ends the line makes it
-        # the first candidate value without re-joining or re-checking the prefix.
-        self._data_tail: str | None = None
+        self._tail_is_data = False
+        # The fast path's separator; set by ``_use_prefix``.
+        self._prefix_type = ""
+        self._prefix = ""
+        self._separator = ""
+        self._separator_newlines = 0
+        self._fast_type = ""
+        self._use_prefix("")
         # The data buffer as a list of values; its WHATWG length (values + one LF each).
         self._data: list[str] = []
         self._data_len = 0
@@ -122,8 +164,6 @@ class SSEParser:
     @property
     def pending_line_chars(self) -> int:
         """Characters of the unfinished line held for the next ``feed``."""
-        if self._data_tail is not None:
-            return 6 + len(self._data_tail)
         return self._line_len
 
     @property
@@ -150,137 +190,175 @@ class SSEParser:
             if text[0] == self._strip_next:
                 text = text[1:]
             self._strip_next = ""
-        self.work += len(text)
         if "\r" in text:
             if text[-1] == "\r":
                 self._strip_next = "\n"
             text = text.replace("\r\n", "\n").replace("\r", "\n")
-        # Fast path for the shape LLM streams use, one-line ``data: `` events. Splitting on
-        # "\n\ndata: " yields the event values directly: every part but the first and the last
-        # is a value that a blank line already ended. The first part completes whatever was
-        # pending; the last one starts the next event. The pending partial line never holds a
-        # line break, so no separator can straddle it and the text: only the first part needs
-        # joining with it. This changes speed only, never the result (the property tests
-        # compare with a naive oracle).
-        parts = text.split(_FAST_SEPARATOR)
-        out: list[SSEItem] = []
-        pending_value = self._data_tail
-        if pending_value is not None and len(parts) > 1:
-            # The pending line is "data: " + pending_value with an empty event state, and the
-            # first part ends it: together they are the first candidate value.
-            self._data_tail = None
-            parts[0] = pending_value + parts[0]
-            self.work += len(parts[0])
-        else:
-            if len(parts) == 1 and "\n" not in text:
-                return self._hold(text)
-            if pending_value is not None:
-                self._unpack_data_tail(pending_value)
-            if self._line_parts:
-                self._line_parts.append(parts[0])
-                parts[0] = "".join(self._line_parts)
-                self.work += len(parts[0])
-                self._line_parts = []
-                self._line_len = 0
-            head = parts[0]
-            if len(parts) == 1:
-                self._general(head, out)
-                return out
-            if head[:6] == "data: " and not self._data and not self._event_type:
-                # The first candidate value, checked with the others below.
-                parts[0] = head[6:]
-            else:
-                lines = head.split("\n")
-                lines.append("")
-                self._process(lines, out)
-                if self.failure is not None:
-                    return out
-                del parts[0]
+        parts = text.split(self._separator)
         tail = parts.pop()
-        if parts:
-            # Each candidate value was followed by a blank line; it is one complete ``data`` line
-            # (and so one event) when it holds no LF. One C-level join + memchr proves that for
-            # all of them, and bounds them by the ceilings.
-            joined = "".join(parts)
-            cap = self._fast_cap
-            if "\n" not in joined and (len(joined) <= cap or max(map(len, parts)) <= cap):
-                id_buffer = self._id_buffer
-                append = out.append
-                for value in parts:
-                    append(_tuple_new(SSEEvent, ("message", value, id_buffer)))
-                self.events_dispatched += len(parts)
-                self.last_event_id = id_buffer
+        if (self._tail_is_data and parts and text.count("\n") == self._separator_newlines * len(parts)
+                and self._line_len + len(text) <= self._steady_cap):
+            # The steady state (see the module docstring): no line feed but the separators' own,
+            # so the pending value plus the first part, and every later part but the last, is the
+            # value of one complete event of the separator's type, and the last part is the value
+            # of the next event's data line so far. No value reaches a ceiling.
+            self._line_parts.append(parts[0])
+            parts[0] = value = "".join(self._line_parts)
+            self.work += len(text) + len(value)
+            self._line_parts = [tail]
+            self._line_len = 6 + len(tail)
+            id_buffer = self._id_buffer
+            self.events_dispatched += len(parts)
+            self.last_event_id = id_buffer
+            return list(map(_tuple_new, _repeat(SSEEvent), zip(_repeat(self._fast_type), parts, _repeat(id_buffer))))
+        self.work += len(text)
+        out: list[SSEItem] = []
+        if not parts:
+            if "\n" in text:
+                self._general(self._take_pending() + text, out)
             else:
-                # Each candidate is the rest of a "data: " line and its event, up to a blank
-                # line: interpreted line by line, which is exact in any event state.
-                for value in parts:
-                    lines = ("data: " + value).split("\n")
-                    lines.append("")
-                    self._process(lines, out)
+                self._hold(text)
+            return out
+        head = parts[0]
+        if self._tail_is_data and "\n" not in head:
+            # The pending data line ends with the head, and the separator's blank line dispatches
+            # its event (see "Pending state").
+            self._line_parts.append(head)
+            value = self._take_value()
+            if len(value) <= self._fast_cap:
+                self._dispatch(self._fast_type, value, out)
+                self._event_type = ""
+            else:
+                self._process(["data: " + value, ""], out)
+        else:
+            self._general(self._take_pending() + head + "\n\n", out)
+        if self.failure is not None:
+            return out
+        # Line feeds in the parts between the first and the last, besides the separators' own.
+        stray = text.count("\n") - self._separator_newlines * len(parts) - head.count("\n") - tail.count("\n")
+        del parts[0]
+        if parts:
+            # What follows one separator up to the next: with no line feed in it, the block
+            # "<prefix><part>" is one event of the separator's type.
+            if not stray and max(map(len, parts)) <= self._fast_cap:
+                self._dispatch_values(parts, out)
+            else:
+                for part in parts:
+                    self._general(self._prefix + part + "\n\n", out)
                     if self.failure is not None:
                         return out
         if "\n" in tail:
-            self._general("data: " + tail, out)
+            self._general(self._prefix + tail, out)
         else:
-            # The next event's first line, unfinished: held as its value (see ``_data_tail``).
-            self._data_tail = tail
-            if 6 + len(tail) > self._max_line:
-                self._trip_line()
+            # The next event has begun with the separator's prefix; its data line is unfinished.
+            self._event_type = self._prefix_type
+            self._hold_value(tail)
         return out
 
     def _general(self, text: str, out: list[SSEItem]) -> None:
-        """Interpret ``text`` (LF-terminated lines, no pending partial line) block by block."""
+        """Interpret ``text``, which starts at a line start (nothing pending), block by block; hold
+        its unfinished last line."""
         # Every block after the first starts with an empty event state (the blank line before
-        # it dispatched), so a block that is one "data:" line is an event outright.
+        # it dispatched), and so may the first: a block that is one data line, alone or after
+        # one event line, is then dispatched as it is; anything else is interpreted line by line.
         blocks = text.split("\n\n")
         last = blocks.pop()
-        lines: list[str]
-        if blocks:
-            cap = self._fast_cap
-            id_buffer = self._id_buffer
-            for i, block in enumerate(blocks):
-                if i and block[:6] == "data: " and "\n" not in block and len(block) - 6 <= cap:
-                    self.last_event_id = id_buffer
-                    out.append(_tuple_new(SSEEvent, ("message", block[6:], id_buffer)))
-                    self.events_dispatched += 1
-                    continue
-                lines = block.split("\n")
-                lines.append("")
-                self._process(lines, out)
-                if self.failure is not None:
-                    return
-                id_buffer = self._id_buffer
+        cap = self._fast_cap
+        fresh = not self._data and not self._event_type
+        for block in blocks:
+            if fresh and len(block) <= cap:
+                if block[:6] == "data: ":
+                    if "\n" not in block:
+                        self._dispatch("message", block[6:], out)
+                        continue
+                elif block[:7] == "event: ":
+                    eol = block.find("\n")
+                    if block.startswith("data: ", eol + 1) and block.find("\n", eol + 1) < 0:
+                        self._dispatch(block[7:eol] or "message", block[eol + 7 :], out)
+                        continue
+            lines = block.split("\n")
+            lines.append("")
+            self._process(lines, out)
+            if self.failure is not None:
+                return
+            fresh = True
         lines = last.split("\n")
-        tail = lines.pop()
+        partial = lines.pop()
         if lines:
             self._process(lines, out)
             if self.failure is not None:
                 return
-        if tail:
-            self._hold(tail)
+        if partial[:6] == "data: " and not self._data:
+            # The separator follows this event's type from now on (see "Pending state").
+            if self._event_type != self._prefix_type:
+                self._use_prefix(self._event_type)
+            self._hold_value(partial[6:])
+        elif partial:
+            self._hold(partial)
 
-    def _hold(self, fragment: str) -> list[SSEItem]:
+    def _dispatch(self, event_type: str, data: str, out: list[SSEItem]) -> None:
+        self.last_event_id = self._id_buffer
+        out.append(_tuple_new(SSEEvent, (event_type, data, self._id_buffer)))
+        self.events_dispatched += 1
+
+    def _dispatch_values(self, values: list[str], out: list[SSEItem]) -> None:
+        """Dispatch one event of the separator's type per value (no ``id`` line came between)."""
+        id_buffer = self._id_buffer
+        out += map(_tuple_new, _repeat(SSEEvent), zip(_repeat(self._fast_type), values, _repeat(id_buffer)))
+        self.events_dispatched += len(values)
+        self.last_event_id = id_buffer
+
+    def _use_prefix(self, event_type: str) -> None:
+        """Make the separator a blank line followed by the first line(s) of an event of this
+        type: ``event: <type>`` and ``data: ``, or ``data: `` alone when the type is empty."""
+        self._prefix_type = event_type
+        self._prefix = f"event: {event_type}\ndata: " if event_type else "data: "
+        self._separator = "\n\n" + self._prefix
+        self._separator_newlines = self._separator.count("\n")
+        self._fast_type = event_type or "message"
+
+    # -- the pending partial line ------------------------------------------------------------
+
+    def _hold(self, fragment: str) -> None:
         """Keep an unterminated line fragment; trip the line ceiling if the line outgrew it."""
-        if self._data_tail is not None:
-            self._unpack_data_tail(self._data_tail)
         self._line_parts.append(fragment)
         self._line_len += len(fragment)
         if self._line_len > self._max_line:
             self._trip_line()
-        return []
 
-    def _unpack_data_tail(self, value: str) -> None:
-        # The pending line held as a "data: " value becomes ordinary fragments.
-        self._line_parts = ["data: ", value]
+    def _hold_value(self, value: str) -> None:
+        """Start a pending "data: " line that begins an event (see "Pending state")."""
+        self._tail_is_data = True
+        self._line_parts = [value]
         self._line_len = 6 + len(value)
-        self._data_tail = None
+        if self._line_len > self._max_line:
+            self._trip_line()
+
+    def _take_value(self) -> str:
+        """Remove the pending data line's value (fragments joined once)."""
+        value = "".join(self._line_parts)
+        self.work += len(value)
+        self._line_parts = []
+        self._line_len = 0
+        self._tail_is_data = False
+        return value
+
+    def _take_pending(self) -> str:
+        """Remove and return the pending partial line (joined once), ``""`` if there is none."""
+        if self._tail_is_data:
+            return "data: " + self._take_value()
+        line = "".join(self._line_parts)
+        self.work += len(line)
+        self._line_parts = []
+        self._line_len = 0
+        return line
 
     def _trip_line(self) -> None:
         # Drop the line the ceiling bounded: how far past the ceiling it got depends on the
         # chunking, and a trip must not.
         self._line_parts = []
-        self._data_tail = None
         self._line_len = 0
+        self._tail_is_data = False
         self.failure = Failure(Outcome.BUFFER_LIMIT, "line")
 
     def close(self) -> list[SSEItem]:
