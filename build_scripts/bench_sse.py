@@ -72,8 +72,8 @@ SCRIPTS = {
                 "\n\n", " -", " **", "**", " `", "`", " (", ")", " 1", "2", "0", "%"],
     "european": [" café", " naïve", " über", " São", " Paulo", " façade", " Ñandú", " Größe", " déjà",
                  " vu", " señor", " ørsted", ",", ".", " «", "»", " —"],
-    "chinese": ["你好", "，", "世界", "。", "我们", "的", "模型", "流式", "输出", "数据", "解析", "事件", "是",
-                "一个", "在", "中", "（", "）", "：", "\n"],
+    "chinese": ["你好", "\uff0c", "世界", "。", "我们", "的", "模型", "流式", "输出", "数据", "解析", "事件", "是",
+                "一个", "在", "中", "\uff08", "\uff09", "\uff1a", "\n"],
     "japanese": ["日本語", "の", "テキスト", "です", "。", "ストリーム", "を", "解析", "します", "、", "モデル",
                  "が", "出力", "\n"],
     "korean": ["한국어", " 텍스트", "를", " 스트림", "으로", " 출력", "합니다", ".", " 모델", "이", "\n"],
@@ -142,7 +142,8 @@ class _Writer:
 
     def frame(self, payload: object, event: str | None = None) -> None:
         eol = self.eol
-        text = (f"event: {event}{eol}" if event else "") + f"data: {payload if isinstance(payload, str) else _json(payload)}{eol}{eol}"
+        data = payload if isinstance(payload, str) else _json(payload)
+        text = (f"event: {event}{eol}" if event else "") + f"data: {data}{eol}{eol}"
         self.parts.append(text)
         self.size += len(text.encode())
 

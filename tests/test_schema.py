@@ -304,6 +304,48 @@ def test_schema_error_messages_carry_no_schema_values() -> None:
         assert CANARY not in str(caught.value), schema
 
 
+
+# -- pattern: ECMA-262 meaning, linear time ------------------------------------------------------
+
+#: Patterns a backtracking engine (Python's re) needs exponential time for on the almost-matching
+#: instance, each with an instance that matches.
+CATASTROPHIC = [
+    ("^(a+)+$", "a" * 100_000 + "!", "a" * 100_000),
+    ("^(\\w+\\s?)*$", "word " * 20_000 + "!", "word " * 20_000),
+    ("^(a|aa)+$", "a" * 100_000 + "b", "a" * 100_000),
+    ("^([a-z0-9]+[-_.]?)+@example\\.com$", "a-" * 50_000 + "@example.org", "a-" * 50_000 + "a@example.com"),
+]
+
+
+@pytest.mark.parametrize(("pattern", "bad", "good"), CATASTROPHIC, ids=[p for p, _, _ in CATASTROPHIC])
+def test_a_pattern_that_makes_backtracking_exponential_is_checked_in_linear_time(pattern: str, bad: str,
+                                                                                 good: str) -> None:
+    # re.search would not finish on ``bad`` in the age of the universe; the validator's matcher
+    # visits each automaton state at most once per character (proved by counting in test_regex.py).
+    validator = SchemaValidator({"type": "string", "pattern": pattern})
+    assert validator(bad) == ["(root): pattern"]
+    assert validator(good) == []
+
+
+def test_pattern_follows_ecma_262_not_python() -> None:
+    assert problems({"pattern": "^a$"}, "a\n") == ["(root): pattern"]  # re's $ also matches before a final LF
+    assert problems({"pattern": "^\\d+$"}, "\u0663") == ["(root): pattern"]  # re's \d is Unicode
+    assert problems({"pattern": "^.$"}, "\U0001f600") == []  # one code point
+
+
+@pytest.mark.parametrize("pattern", ["(?=a)", "(a)\\1", "\\p{L}", "(?i)a"])
+def test_a_pattern_outside_the_supported_subset_is_refused_naming_its_location(pattern: str) -> None:
+    with pytest.raises(UsageError) as caught:
+        SchemaValidator({"properties": {"code": {"type": "string", "pattern": pattern}}})
+    message = str(caught.value)
+    assert message.startswith("unsupported schema: pattern") and "#/properties/code" in message
+    assert pattern not in message
+
+
+def test_an_invalid_pattern_is_refused_as_invalid() -> None:
+    with pytest.raises(UsageError, match=r"^invalid schema: pattern is not a valid regular expression"):
+        SchemaValidator({"pattern": "[unclosed"})
+
 # -- no content in problem descriptions (canary) -------------------------------------------------
 
 CANARY_SCHEMA = {

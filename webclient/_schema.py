@@ -23,9 +23,12 @@ keyword                   behaviour
 ``items``                 one schema for every element (the array "tuple" form is not supported)
 ``minItems``/``maxItems``, ``minLength``/``maxLength`` (in code points)
 ``minimum``/``maximum``/``exclusiveMinimum``/``exclusiveMaximum`` (numbers, 2020-12 style)
-``pattern``               Python :mod:`re` with *search* semantics, as JSON Schema specifies
-                          (unanchored); ECMA-262 differences (for example Unicode ``\\d``) are not
-                          emulated
+``pattern``               ECMA-262 syntax and meaning, with *search* semantics as JSON Schema specifies
+                          (unanchored), matched in time linear in the string by
+                          :mod:`webclient._regex` (never by backtracking :mod:`re`: a caller's
+                          pattern applied to model output could take exponential time); patterns
+                          outside its subset (lookaround, backreferences, ``\\p{...}``) are
+                          refused at construction like unsupported keywords
 ``anyOf``                 at least one branch must accept the instance
 ``$ref``                  ``"#"``, ``"#/$defs/<name>"`` or ``"#/definitions/<name>"`` only; like
                           every 2020-12 applicator it is applied *together with* its sibling
@@ -37,6 +40,9 @@ Annotation keywords are accepted and have no effect on validation: ``title``, ``
 ``default``, ``examples``, ``$comment``, ``deprecated``, ``readOnly``, ``writeOnly`` and ``format``
 (2020-12 treats ``format`` as an annotation by default; it is *not* asserted), plus ``$schema``,
 ``$id``, ``$defs`` and ``definitions`` at the schema root.
+
+Every check is linear in the instance: ``minLength``/``maxLength`` are ``len`` (code points),
+``pattern`` runs the linear-time matcher, ``enum``/``const`` compare each value once.
 
 Any other keyword makes the constructor raise :class:`~webclient.UsageError` naming the keyword and
 its location in the schema: a validator that silently ignored ``oneOf`` or ``uniqueItems`` would
@@ -60,6 +66,7 @@ from typing import Any, Final, TypeAlias
 from urllib.parse import unquote
 
 from ._errors import UsageError
+from ._regex import Pattern, PatternError
 
 #: Schema objects entered on one evaluation path (each ``properties``/``items`` step, each ``$ref``
 #: and each ``anyOf`` branch counts one), and the deepest schema nesting accepted at construction.
@@ -467,17 +474,16 @@ def _build_numeric(c: _Compiler, s: Mapping[str, object], where: str, level: int
 def _build_string(c: _Compiler, s: Mapping[str, object], where: str, level: int, node: _Node) -> _Check | None:
     min_length = _count(s, "minLength", where) or 0
     max_length = _count(s, "maxLength", where)
-    regex = None
+    search = None
     if "pattern" in s:
         pattern = s["pattern"]
         if not isinstance(pattern, str):
             raise UsageError(f"invalid schema: pattern must be a string (at {_where(where)})")
         try:
-            regex = re.compile(pattern)
-        except (re.error, RecursionError, OverflowError):
-            raise UsageError(f"invalid schema: pattern is not a valid regular expression"
+            search = Pattern(pattern).search
+        except PatternError as exc:
+            raise UsageError(f"{'unsupported' if exc.unsupported else 'invalid'} schema: {exc}"
                              f" (at {_where(where)})") from None
-    search = regex.search if regex is not None else None
 
     def check(instance: object, path: _Path, depth: int, sink: _Sink) -> None:
         if not isinstance(instance, str):
@@ -487,7 +493,7 @@ def _build_string(c: _Compiler, s: Mapping[str, object], where: str, level: int,
             sink.add(path, "minLength")
         if max_length is not None and n > max_length:
             sink.add(path, "maxLength")
-        if search is not None and search(instance) is None:
+        if search is not None and not search(instance):
             sink.add(path, "pattern")
 
     return check

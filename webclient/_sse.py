@@ -70,6 +70,11 @@ _repeat = repeat
 _ASCII_DIGITS = frozenset("0123456789")
 
 
+def _events(event_type: str, values: list[str], id_buffer: str) -> list[SSEItem]:
+    """One event per value, all of one type and last event ID (built in C, no frame per event)."""
+    return list(map(_tuple_new, _repeat(SSEEvent), zip(_repeat(event_type), values, _repeat(id_buffer), strict=False)))
+
+
 class SSEParser:
     """Incremental WHATWG SSE parser: ``feed(text) -> list[SSEEvent | RetryField]``, ``close()``.
 
@@ -210,7 +215,7 @@ class SSEParser:
             id_buffer = self._id_buffer
             self.events_dispatched += len(parts)
             self.last_event_id = id_buffer
-            return list(map(_tuple_new, _repeat(SSEEvent), zip(_repeat(self._fast_type), parts, _repeat(id_buffer))))
+            return _events(self._fast_type, parts, id_buffer)
         self.work += len(text)
         out: list[SSEItem] = []
         if not parts:
@@ -304,7 +309,7 @@ class SSEParser:
     def _dispatch_values(self, values: list[str], out: list[SSEItem]) -> None:
         """Dispatch one event of the separator's type per value (no ``id`` line came between)."""
         id_buffer = self._id_buffer
-        out += map(_tuple_new, _repeat(SSEEvent), zip(_repeat(self._fast_type), values, _repeat(id_buffer)))
+        out += _events(self._fast_type, values, id_buffer)
         self.events_dispatched += len(values)
         self.last_event_id = id_buffer
 

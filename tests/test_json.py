@@ -1,0 +1,102 @@
+"""The JSON nesting guard: exact on JSON text, and linear in the input on every input (proved by
+counting the characters its passes handle, on the inputs that made the old guard quadratic)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from webclient._json import MAX_JSON_DEPTH, loads, max_depth, too_deep
+
+#: Characters handled per input character (six passes at most, see ``webclient/_json.py``).
+WORK_PER_CHAR = 6
+SIZE = 4 * 1024 * 1024  # the default line ceiling: the longest envelope a stream can deliver
+
+PATHOLOGICAL = {
+    # The issue's input: the old string regex rescanned to the end from every quote.
+    "open-string-of-escaped-quotes": "[" * 600 + '"' + '\\"' * (SIZE // 2),
+    "open-string-of-backslashes": "[" * 600 + '"' + "\\" * SIZE,
+    "escaped-quotes-outside-strings": "[" * 600 + '\\"' * (SIZE // 2),
+    "many-empty-strings": "[" * 600 + '""' * (SIZE // 2),
+    "quotes-and-backslashes": "[" * 600 + '"\\' * (SIZE // 2),
+    "only-openers": "[" * SIZE,
+    "alternating-brackets": "[]" * (SIZE // 2),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PATHOLOGICAL))
+def test_the_depth_scan_handles_each_character_a_bounded_number_of_times(name: str) -> None:
+    text = PATHOLOGICAL[name]
+    depth, work = max_depth(text)
+    assert work <= WORK_PER_CHAR * len(text)
+    assert depth >= 1
+
+
+def test_an_unterminated_string_of_escaped_quotes_counts_only_the_brackets_before_it() -> None:
+    text = PATHOLOGICAL["open-string-of-escaped-quotes"]
+    assert max_depth(text)[0] == 600
+    assert too_deep(text)
+    with pytest.raises(ValueError):
+        loads(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "depth"),
+    [
+        pytest.param('["\\"[[[", [1]]', 2, id="escaped-quote-keeps-the-string-open"),
+        pytest.param('["\\\\", [[1]]]', 3, id="escaped-backslash-then-closing-quote"),
+        pytest.param('["\\\\\\"[", [1]]', 2, id="backslash-pair-then-escaped-quote"),
+        pytest.param('["\\\\\\\\", [1]]', 2, id="two-backslash-pairs"),
+        pytest.param('{"a": "{[", "b": {"c": []}}', 3, id="brackets-in-keys-and-values"),
+        pytest.param('["\\u0022[", [1]]', 2, id="unicode-escaped-quote-is-not-a-quote"),
+        pytest.param('"[[["', 0, id="a-string-alone"),
+        pytest.param("", 0, id="empty"),
+        pytest.param("[[[", 3, id="unclosed-openers"),
+    ],
+)
+def test_depth_counts_only_brackets_outside_strings(text: str, depth: int) -> None:
+    assert max_depth(text)[0] == depth
+
+
+def _nesting(value: object) -> int:
+    if isinstance(value, dict):
+        return 1 + max(map(_nesting, value.values()), default=0)
+    if isinstance(value, list):
+        return 1 + max(map(_nesting, value), default=0)
+    return 0
+
+
+TRICKY_TEXT = st.text(alphabet=st.sampled_from(list('[]{}"\\\\/ab:,\u00e9\U0001f600\n')), max_size=8)
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers(-5, 5) | TRICKY_TEXT,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(TRICKY_TEXT, inner, max_size=4),
+    max_leaves=30,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(value=JSON_VALUES, ascii_only=st.booleans(), indent=st.sampled_from([None, 1]))
+def test_depth_of_any_json_text_is_the_nesting_of_its_value(value: object, ascii_only: bool,
+                                                            indent: int | None) -> None:
+    text = json.dumps(value, ensure_ascii=ascii_only, indent=indent)
+    depth, work = max_depth(text)
+    assert depth == _nesting(value)
+    assert work <= WORK_PER_CHAR * max(len(text), 1)
+
+
+def test_the_guard_refuses_exactly_one_level_past_the_limit() -> None:
+    at_limit = "[" * MAX_JSON_DEPTH + "]" * MAX_JSON_DEPTH
+    assert loads(at_limit) is not None and not too_deep(at_limit)
+    over = "[" + at_limit + "]"
+    assert too_deep(over)
+    with pytest.raises(ValueError):
+        loads(over)
+
+
+def test_many_shallow_brackets_are_measured_and_pass() -> None:
+    text = "[" + ",".join(['{"a": [1]}'] * (MAX_JSON_DEPTH + 1)) + "]"
+    assert max_depth(text)[0] == 3
+    assert not too_deep(text)
