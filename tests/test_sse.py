@@ -207,6 +207,28 @@ def test_a_comment_line_counts_against_the_line_ceiling() -> None:
     assert result["failure"] is not None and result["failure"].stage == "line"
 
 
+@pytest.mark.parametrize(("name_len", "trips"), [(13, False), (14, True)])
+def test_an_event_line_over_the_ceiling_trips_in_a_typed_stream(name_len: int, trips: bool) -> None:
+    name = "n" * name_len  # "event: " + name: 20 characters at 13
+    data = f"event: a\ndata: 1\n\nevent: a\ndata: 2\n\nevent: {name}\ndata: 3\n\nevent: a\ndata: 4\n\n".encode()
+    result = assert_chunking_invariant(lambda c: parse(c, limits=LINE_LIMIT), data)
+    if trips:
+        assert result["items"] == [M("1", type="a"), M("2", type="a")]
+        assert result["failure"] is not None and result["failure"].stage == "line"
+    else:
+        assert result["items"] == [M("1", type="a"), M("2", type="a"), M("3", type=name), M("4", type="a")]
+
+
+@pytest.mark.parametrize(("value_len", "trips"), [(14, False), (15, True)])
+def test_a_typed_data_line_at_the_ceiling_passes_and_one_over_trips(value_len: int, trips: bool) -> None:
+    value = "v" * value_len
+    data = f"event: a\ndata: 1\n\nevent: a\ndata: {value}\n\nevent: a\ndata: 2\n\n".encode()
+    result = assert_chunking_invariant(lambda c: parse(c, limits=LINE_LIMIT), data)
+    expected = [M("1", type="a")] + ([] if trips else [M(value, type="a"), M("2", type="a")])
+    assert result["items"] == expected
+    assert (result["failure"] is not None) is trips
+
+
 EVENT_LIMIT = Limits(max_line_chars=100, max_event_chars=10)
 
 
@@ -255,6 +277,21 @@ def test_feed_after_close_is_a_usage_error() -> None:
         stream.close()
 
 
+def test_the_sse_parser_alone_refuses_feed_after_close_and_after_a_limit_trip() -> None:
+    closed = SSEParser()
+    assert closed.feed("data: x\n\n") == [M("x")]
+    assert closed.close() == []
+    with pytest.raises(UsageError):
+        closed.feed("data: y\n\n")
+    with pytest.raises(UsageError):
+        closed.close()
+    tripped = SSEParser(LINE_LIMIT)
+    assert tripped.feed("data: " + "v" * 20) == []
+    assert tripped.failure is not None
+    with pytest.raises(UsageError):
+        tripped.feed("\n")
+
+
 def test_limits_must_be_positive_integers() -> None:
     with pytest.raises(UsageError):
         Limits(max_line_chars=0)
@@ -269,13 +306,24 @@ def test_a_one_mebibyte_line_fed_one_byte_at_a_time_is_not_rejoined() -> None:
     size = 1024 * 1024
     stream = EventStreamParser()
     stream.feed(b"data: ")
-    for _ in range(size):
+    # Each character is scanned once when fed and copied once when the line is joined: a
+    # quadratic re-join would be ~size**2 / 2. The bound is checked after every feed, so a
+    # regression fails at once instead of running for hours.
+    for fed in range(1, size + 1):
         stream.feed(b"v")
+        assert stream.parser.work <= 2 * (fed + 6), f"work {stream.parser.work} after {fed} bytes"
     items = stream.feed(b"\n\n")
     assert items[0].data == "v" * size  # type: ignore[union-attr]
-    # Each character is scanned once when fed and copied once when the line is joined:
-    # a quadratic re-join would be ~size**2 / 2.
     assert stream.parser.work <= 2 * (size + 8) + 8
+
+
+def test_a_typed_stream_fed_whole_is_scanned_a_bounded_number_of_times() -> None:
+    events = 20_000
+    text = "event: content_block_delta\ndata: {\"text\": \"x\"}\n\n" * events
+    parser = SSEParser()
+    items = parser.feed(text)
+    assert len(items) == events and items[-1] == M('{"text": "x"}', type="content_block_delta")
+    assert parser.work <= 2 * len(text)
 
 
 def test_many_data_lines_in_one_event_are_joined_once() -> None:

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from tests.helpers import assert_chunking_invariant
 from tests.sse_reference import reference_parse
-from webclient import EventStreamParser, Limits
+from webclient import EventStreamParser, Limits, SSEParser
 
 NAMES = st.sampled_from(["data", "event", "id", "retry", "Data", "foo", "", "data ", "\ufeffdata"])
 VALUES = st.text(alphabet=st.sampled_from(list("ab :\x00\u2028\x85\u00e9\U0001f600\t0123456789\ufeff")), max_size=8)
@@ -131,3 +131,86 @@ def test_llm_shaped_streams_trip_ceilings_identically_under_any_chunking(
 ) -> None:
     limits = Limits(max_line_chars=max_line, max_event_chars=max_event)
     assert_chunking_invariant(limited(limits, "strict"), data, random_count=5)
+
+
+# Typed streams (Anthropic and Responses: "event: NAME" + one data line per event), which exercise the
+# typed fast path and its separator switching: runs of one event name, switches between names, names
+# that are prefixes of each other or empty, data-only events between typed ones, the same shapes
+# without the space after the colon, ids, comments, multi-line data and CRLF framing.
+EVENT_NAMES = st.sampled_from(["content_block_delta", "ping", "content_block_delta2", "content", "", "e:x", " sp"])
+
+
+@st.composite
+def typed_streams(draw: st.DrawFn) -> bytes:
+    out = []
+    run_name = draw(EVENT_NAMES)
+    for _ in range(draw(st.integers(0, 14))):
+        kind = draw(st.sampled_from(["run"] * 6 + ["switch", "switch", "data", "nospace", "id", "comment",
+                                     "multi", "blank"]))
+        value = draw(FAST_VALUES)
+        if kind == "switch":
+            run_name = draw(EVENT_NAMES)
+            kind = "run"
+        if kind == "run":
+            out.append(f"event: {run_name}\ndata: {value}\n\n")
+        elif kind == "data":
+            out.append(f"data: {value}\n\n")
+        elif kind == "nospace":
+            out.append(f"event:{run_name}\ndata:{value}\n\n")
+        elif kind == "id":
+            out.append(f"event: {run_name}\nid: {value}\ndata: {value}\n\n")
+        elif kind == "comment":
+            out.append(f": {value}\n")
+        elif kind == "multi":
+            out.append(f"event: {run_name}\ndata: {value}\ndata: {draw(FAST_VALUES)}\n\n")
+        else:
+            out.append("\n")
+    text = "".join(out)
+    if draw(st.booleans()):
+        text = text.replace("\n", "\r\n")
+    if draw(st.booleans()):
+        text += draw(st.sampled_from(["event: ", "event: content_block_delta\n", "event: ping\ndata: ",
+                                      "data: "])) + draw(FAST_VALUES)  # an unfinished next event
+    return text.encode()
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=typed_streams())
+def test_typed_streams_match_the_spec_oracle_under_any_chunking(data: bytes) -> None:
+    assert_chunking_invariant(run, data, expected=reference_parse(data), random_count=5)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=typed_streams(), max_line=st.integers(1, 40), max_event=st.integers(1, 30))
+def test_typed_streams_trip_ceilings_identically_under_any_chunking(data: bytes, max_line: int,
+                                                                    max_event: int) -> None:
+    limits = Limits(max_line_chars=max_line, max_event_chars=max_event)
+    assert_chunking_invariant(limited(limits, "strict"), data, random_count=5)
+
+
+# The invariants the fast path relies on (see webclient/_sse.py, "The fast path" and "Pending state").
+
+@settings(max_examples=300, deadline=None)
+@given(name=st.text(alphabet=st.characters(blacklist_characters="\r\n"), max_size=12))
+def test_a_separator_never_overlaps_itself(name: str) -> None:
+    # Splitting on the separator is unambiguous only if no proper prefix of it is also a suffix:
+    # then two occurrences never overlap, and every part between two of them is a whole block.
+    for separator in ("\n\ndata: ", f"\n\nevent: {name}\ndata: "):
+        assert not any(separator.startswith(separator[-k:]) for k in range(1, len(separator)))
+
+
+def pending_state_invariant_holds(parser: SSEParser) -> bool:
+    """A data line held as its value began an event: no data buffered, the separator's type set."""
+    return (not parser._tail_is_data
+            or (not parser._data and parser._event_type == parser._prefix_type and parser._line_parts != []))
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=typed_streams() | llm_streams(), cuts=st.lists(st.integers(0, 400), max_size=12))
+def test_a_pending_data_value_always_began_an_event_of_the_separators_type(data: bytes, cuts: list[int]) -> None:
+    parser = SSEParser()
+    text = data.decode()
+    points = [0, *sorted({c % (len(text) + 1) for c in cuts}), len(text)]
+    for start, end in zip(points, points[1:], strict=False):
+        parser.feed(text[start:end])
+        assert pending_state_invariant_holds(parser)

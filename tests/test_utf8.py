@@ -64,8 +64,25 @@ def test_a_character_cut_at_eof_is_reported_and_never_decoded_in_strict_mode() -
 
 
 def test_a_character_cut_at_eof_becomes_one_replacement_in_replace_mode() -> None:
-    text, _, _, cut = assert_chunking_invariant(lambda c: decode(c, "replace"), b"x\xf0\x9f")
-    assert (text, cut) == ("x\ufffd", True)
+    text, _, chars, cut = assert_chunking_invariant(lambda c: decode(c, "replace"), b"x\xf0\x9f")
+    assert (text, chars, cut) == ("x\ufffd", 2, True)
+
+
+def test_a_cut_is_reported_only_by_close() -> None:
+    decoder = UTF8Decoder()
+    assert decoder.cut_inside_character is False
+    decoder.feed(b"\xe2\x82")
+    assert decoder.cut_inside_character is False and decoder.pending_bytes == 2
+    assert decoder.close() == ""
+    assert decoder.cut_inside_character is True
+
+
+def test_close_after_a_strict_failure_flushes_nothing() -> None:
+    decoder = UTF8Decoder()
+    assert decoder.feed(b"ok\xe2\x82\xff") == "ok"
+    assert decoder.failure is not None
+    assert decoder.close() == ""
+    assert (decoder.cut_inside_character, decoder.pending_bytes, decoder.chars_decoded) == (False, 0, 2)
 
 
 def test_the_bom_is_left_to_the_sse_layer() -> None:

@@ -106,9 +106,7 @@ class UTF8Decoder:
         if self._closed:
             raise UsageError("close() called twice")
         self._closed = True
-        if self.failure is not None:
-            return ""
-        pending = self._pending
+        pending = self._pending  # empty after a failure (see ``_fail``)
         self.cut_inside_character = bool(pending)
         if not pending or self.errors == "strict":
             return ""

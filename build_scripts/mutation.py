@@ -1,0 +1,415 @@
+"""Mutation testing: would the tests fail if the code were wrong?
+
+For each module, this makes *mutants*, copies of the module with one small fault each, runs the
+module's tests against every mutant, and reports which mutants no test noticed (the survivors).
+A survivor is either a missing test or an *equivalent* mutant (one that changes no behaviour, such
+as ``<`` for ``<=`` where the two sides can never be equal); the equivalent ones are listed, with
+the reason, in ``build_scripts/mutation-equivalents.md``, and the score counts only the others.
+
+Usage (not part of the default test run; it takes minutes per module)::
+
+    .venv/bin/python build_scripts/mutation.py                       # every mapped module
+    .venv/bin/python build_scripts/mutation.py --module _sse --module _utf8
+    .venv/bin/python build_scripts/mutation.py --module webclient/_session.py --max-mutants 150 --seed 3
+    .venv/bin/python build_scripts/mutation.py --module _sse --list   # the mutants, without running
+    .venv/bin/python build_scripts/mutation.py --module _json --tests tests/test_json.py
+
+Options: ``--module`` (repeatable; a path or a bare name such as ``_sse``), ``--tests`` (test
+files for the given module(s), instead of :data:`MODULE_TESTS`), ``--max-mutants N`` with
+``--seed S`` (a reproducible random sample per module), ``--jobs 1|2`` (parallel mutants; at most
+2, the machine is shared), ``--timeout S`` (per mutant; default four times the unmutated run, at
+least 30 s), ``--fail-under PCT`` (exit 1 if a module's score is lower), ``--json FILE``.
+
+Mutation operators (one change per mutant, applied to the module's syntax tree):
+
+- operators swapped: ``+ -``, ``* //``, ``/ *``, ``% *``, ``& |``, ``<< >>`` (also in ``+=``
+  and friends), ``and or``;
+- comparisons negated (``== !=``, ``< >=``, ``is``/``is not``, ``in``/``not in``, ...) and moved
+  across the boundary (``< <=``, ``> >=``);
+- conditions negated: the test of ``if``, ``elif``, ``while``, ``x if c else y`` and comprehension
+  ``if`` clauses; ``not x`` becomes ``x``;
+- statements in ``if``/``else`` bodies deleted (each one replaced by ``pass``);
+- returns nulled: ``return x`` becomes ``return None``;
+- constants nudged: integers ``n`` to ``n + 1``, booleans flipped, strings emptied (an empty
+  string becomes ``"\\x00"``).
+
+Not mutated: docstrings, type annotations and ``Literal[...]`` types, ``assert`` statements, ``raise`` statements (their
+messages are not behaviour), f-strings, ``__slots__``/``__all__``, and lines marked
+``# pragma: no mutate``.
+
+How a mutant runs: a subprocess starts pytest with an import hook that serves the mutant's source
+for the module's import name (no file in the repository is touched, so runs can overlap and an
+interrupted run leaves nothing behind). Exit status 0 means the mutant survived; any failure,
+error or crash kills it; a run that exceeds the timeout is killed and counted as *killed by
+timeout* (a mutant that makes a loop endless is caught, it just takes the timeout to say so).
+Hypothesis runs with a fixed seed so that a verdict does not depend on the draw. Before the
+mutants, the unmutated module goes through the same path (it must pass) and its duration sets the
+default timeout.
+
+The map from modules to tests is :data:`MODULE_TESTS` below; add a module by adding its tests.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import copy
+import json
+import os
+import random
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+EQUIVALENTS = ROOT / "build_scripts" / "mutation-equivalents.md"
+
+#: Module -> the tests that must notice a fault in it. The core modules' own tests come first
+#: (``-x`` stops at the first failure, so fast, specific tests make killed mutants cheap).
+MODULE_TESTS: dict[str, list[str]] = {
+    "webclient/_utf8.py": ["tests/test_utf8.py", "tests/test_sse.py", "tests/test_sse_properties.py"],
+    "webclient/_sse.py": ["tests/test_sse.py", "tests/test_sse_properties.py"],
+    "webclient/_pipeline.py": ["tests/test_sse.py", "tests/test_utf8.py", "tests/test_sse_properties.py",
+                               "tests/test_session_eof.py", "tests/test_telemetry.py"],
+    "webclient/_json.py": ["tests/test_json.py", "tests/test_route_json_depth.py"],
+    "webclient/_regex.py": ["tests/test_regex.py", "tests/test_schema.py"],
+    "webclient/_schema.py": ["tests/test_schema.py"],
+    # First guesses for the modules other engineers own; refine them with their tests.
+    "webclient/_session.py": ["tests/test_session_lifecycle.py", "tests/test_session_eof.py",
+                              "tests/test_telemetry.py", "tests/test_deadlines.py", "tests/test_route_contracts.py"],
+    "webclient/_toolcalls.py": ["tests/test_route_openai_chat.py", "tests/test_route_anthropic_messages.py",
+                                "tests/test_route_openai_responses.py", "tests/test_route_gemini.py"],
+    "webclient/_routes/openai_chat.py": ["tests/test_route_openai_chat.py", "tests/test_route_contracts.py"],
+    "webclient/_routes/openai_responses.py": ["tests/test_route_openai_responses.py", "tests/test_route_contracts.py"],
+    "webclient/_routes/anthropic_messages.py": ["tests/test_route_anthropic_messages.py",
+                                                "tests/test_route_contracts.py"],
+    "webclient/_routes/gemini.py": ["tests/test_route_gemini.py", "tests/test_route_contracts.py"],
+}
+
+PYTEST_ARGS = ["-x", "-q", "-p", "no:cacheprovider", "--hypothesis-seed=0"]
+MAX_JOBS = 2
+
+# The subprocess: serve the mutant's source under the module's import name, then run pytest.
+_BOOT = """
+import importlib.abc, importlib.util, sys
+name, origin, mutant, *args = sys.argv[1:]
+with open(mutant, encoding="utf-8") as f:
+    code = compile(f.read(), origin, "exec")
+class Mutant(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    def find_spec(self, fullname, path, target=None):
+        return importlib.util.spec_from_file_location(fullname, origin, loader=self) if fullname == name else None
+    def create_module(self, spec):
+        return None
+    def exec_module(self, module):
+        exec(code, module.__dict__)
+sys.meta_path.insert(0, Mutant())
+import pytest
+sys.exit(pytest.main(args))
+"""
+
+
+# -- mutants ---------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Mutant:
+    """One fault: where (a path of field names and indexes from the module node) and what."""
+
+    module: str
+    line: int
+    function: str
+    source_line: str
+    description: str
+    path: tuple[tuple[str, int | None], ...]
+    change: int
+    operator: str
+
+    @property
+    def key(self) -> tuple[str, str, str, str]:
+        """How an equivalence entry names this mutant (stable across unrelated edits)."""
+        return (self.module, self.function, self.source_line, self.description)
+
+
+_BINARY_SWAP: dict[type, type] = {
+    ast.Add: ast.Sub, ast.Sub: ast.Add, ast.Mult: ast.FloorDiv, ast.FloorDiv: ast.Mult, ast.Div: ast.Mult,
+    ast.Mod: ast.Mult, ast.BitAnd: ast.BitOr, ast.BitOr: ast.BitAnd, ast.LShift: ast.RShift,
+    ast.RShift: ast.LShift, ast.Pow: ast.Mult, ast.BitXor: ast.BitOr,
+}
+_COMPARE_SWAPS: dict[type, tuple[type, ...]] = {
+    ast.Eq: (ast.NotEq,), ast.NotEq: (ast.Eq,), ast.Lt: (ast.GtE, ast.LtE), ast.LtE: (ast.Gt, ast.Lt),
+    ast.Gt: (ast.LtE, ast.GtE), ast.GtE: (ast.Lt, ast.Gt), ast.Is: (ast.IsNot,), ast.IsNot: (ast.Is,),
+    ast.In: (ast.NotIn,), ast.NotIn: (ast.In,),
+}
+_SYMBOL = {
+    ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.FloorDiv: "//", ast.Div: "/", ast.Mod: "%", ast.BitAnd: "&",
+    ast.BitOr: "|", ast.LShift: "<<", ast.RShift: ">>", ast.Pow: "**", ast.BitXor: "^", ast.Eq: "==",
+    ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Is: "is", ast.IsNot: "is not",
+    ast.In: "in", ast.NotIn: "not in", ast.And: "and", ast.Or: "or",
+}
+
+# (operator name, description, replacement builder) for one node.
+_Change = tuple[str, str, Callable[[ast.AST], ast.AST]]
+
+
+def _short(node: ast.AST, limit: int = 40) -> str:
+    text = ast.unparse(node).replace("\n", " ")
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _negate(node: ast.expr) -> ast.expr:
+    return ast.UnaryOp(op=ast.Not(), operand=node)
+
+
+def _changes(node: ast.AST, field: str, parent: ast.AST) -> Iterator[_Change]:
+    """The mutations of ``node`` (found at ``parent.<field>``)."""
+    if isinstance(node, ast.BinOp | ast.AugAssign) and type(node.op) in _BINARY_SWAP:
+        new_op = _BINARY_SWAP[type(node.op)]
+
+        def swap_op(n: ast.AST, new_op: type = new_op) -> ast.AST:
+            m = copy.copy(n)
+            m.op = new_op()
+            return m
+
+        yield "operator", f"`{_SYMBOL[type(node.op)]}` -> `{_SYMBOL[new_op]}`", swap_op
+    if isinstance(node, ast.BoolOp):
+        other = ast.Or if isinstance(node.op, ast.And) else ast.And
+        yield "operator", f"`{_SYMBOL[type(node.op)]}` -> `{_SYMBOL[other]}`", (
+            lambda n, other=other: ast.BoolOp(op=other(), values=n.values))
+    if isinstance(node, ast.Compare):
+        for i, op in enumerate(node.ops):
+            for new_op in _COMPARE_SWAPS.get(type(op), ()):
+                def swap_cmp(n: ast.AST, i: int = i, new_op: type = new_op) -> ast.AST:
+                    m = copy.copy(n)
+                    m.ops = [*n.ops[:i], new_op(), *n.ops[i + 1 :]]
+                    return m
+
+                yield "comparison", f"`{_SYMBOL[type(op)]}` -> `{_SYMBOL[new_op]}`", swap_cmp
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not | ast.USub):
+        yield "condition", f"`{'not ' if isinstance(node.op, ast.Not) else '-'}x` -> `x`", (
+            lambda n: n.operand)
+    if isinstance(node, ast.If | ast.While | ast.IfExp):
+        keyword = {ast.If: "if", ast.While: "while", ast.IfExp: "x if c else y"}[type(node)]
+
+        def negate_test(n: ast.AST) -> ast.AST:
+            m = copy.copy(n)
+            m.test = _negate(n.test)
+            return m
+
+        yield "condition", f"negate `{keyword}` condition", negate_test
+    if field == "ifs" and isinstance(parent, ast.comprehension):
+        yield "condition", "negate comprehension `if`", lambda n: _negate(n)
+    if isinstance(node, ast.stmt) and field in ("body", "orelse") and isinstance(parent, ast.If) and not isinstance(
+            node, ast.Pass):
+        yield "statement", f"delete `{_short(node)}`", lambda n: ast.Pass()
+    if isinstance(node, ast.Return) and node.value is not None and not (
+            isinstance(node.value, ast.Constant) and node.value.value is None):
+        yield "return", f"`return {_short(node.value)}` -> `return None`", (
+            lambda n: ast.Return(value=ast.Constant(None)))
+    if isinstance(node, ast.Constant):
+        value = node.value
+        if isinstance(value, bool):
+            yield "constant", f"`{value}` -> `{not value}`", lambda n: ast.Constant(not value)
+        elif isinstance(value, int):
+            yield "constant", f"`{value}` -> `{value + 1}`", lambda n: ast.Constant(value + 1)
+        elif isinstance(value, str):
+            new = "" if value else "\x00"
+            yield "constant", f"`{_short(node)}` -> `{new!r}`", lambda n: ast.Constant(new)
+
+
+def _skipped(node: ast.AST, field: str, parent: ast.AST | None) -> bool:
+    """Subtrees that are never mutated (see the module docstring)."""
+    if isinstance(node, ast.Assert | ast.Raise | ast.JoinedStr):
+        return True
+    if field in ("annotation", "returns", "type_comment"):
+        return True
+    if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id == "Literal":
+        return True  # a type (``Literal["strict", "replace"]``), not a value
+    if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+        return True  # a docstring (or a bare string statement)
+    if isinstance(node, ast.Assign | ast.AnnAssign):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        return any(isinstance(t, ast.Name) and t.id in ("__slots__", "__all__") for t in targets)
+    return False
+
+
+def mutants_of(module: str) -> list[Mutant]:
+    """Every mutant of ``module`` (a path relative to the repository root), in source order."""
+    source = (ROOT / module).read_text(encoding="utf-8")
+    lines = source.splitlines()
+    tree = ast.parse(source)
+    found: list[Mutant] = []
+
+    def visit(node: ast.AST, path: tuple[tuple[str, int | None], ...], field: str, parent: ast.AST | None,
+              function: str) -> None:
+        if _skipped(node, field, parent):
+            return
+        line = getattr(node, "lineno", 0)
+        text = lines[line - 1] if line else ""
+        if parent is not None and "pragma: no mutate" not in text:
+            for change, (operator, description, _) in enumerate(_changes(node, field, parent)):
+                found.append(Mutant(module, line, function, text.strip(), description, path, change, operator))
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            function = f"{function}.{node.name}" if function else node.name
+        for name, value in ast.iter_fields(node):
+            if isinstance(value, list):
+                for i, child in enumerate(value):
+                    if isinstance(child, ast.AST):
+                        visit(child, (*path, (name, i)), name, node, function)
+            elif isinstance(value, ast.AST):
+                visit(value, (*path, (name, None)), name, node, function)
+
+    visit(tree, (), "", None, "")
+    return found
+
+
+def mutated_source(module: str, mutant: Mutant | None) -> str:
+    """The module's source with ``mutant`` applied (``None``: unmutated, through the same unparse)."""
+    tree = ast.parse((ROOT / module).read_text(encoding="utf-8"))
+    if mutant is not None:
+        parent: ast.AST = tree
+        for name, index in mutant.path[:-1]:
+            child = getattr(parent, name)
+            parent = child[index] if index is not None else child
+        name, index = mutant.path[-1]
+        target = getattr(parent, name)[index] if index is not None else getattr(parent, name)
+        replacement = list(_changes(target, name, parent))[mutant.change][2](target)
+        if index is None:
+            setattr(parent, name, replacement)
+        else:
+            getattr(parent, name)[index] = replacement
+    return ast.unparse(ast.fix_missing_locations(tree)) + "\n"
+
+
+# -- equivalents -----------------------------------------------------------------------------
+
+def known_equivalents() -> dict[tuple[str, str, str, str], str]:
+    """Rows of the equivalents table: ``| module | function | line | mutation | reason |``."""
+    table: dict[tuple[str, str, str, str], str] = {}
+    if not EQUIVALENTS.exists():
+        return table
+    for row in EQUIVALENTS.read_text(encoding="utf-8").splitlines():
+        cells = [c.strip() for c in re.split(r"(?<!\\)\|", row.strip())[1:-1]]
+        if len(cells) == 5 and cells[0].startswith("webclient/"):
+            module, function, line, description, reason = (c.replace("\\|", "|") for c in cells)
+            table[module, function, line.strip("`").replace("``", "`"), description] = reason
+    return table
+
+
+# -- running ---------------------------------------------------------------------------------
+
+@dataclass
+class Verdict:
+    mutant: Mutant
+    killed: bool
+    timed_out: bool
+    seconds: float
+
+
+def import_name(module: str) -> str:
+    return module.removesuffix(".py").replace("/", ".")
+
+
+def run_tests(module: str, source: str, tests: list[str], timeout: float) -> tuple[bool, bool, float]:
+    """Run ``tests`` with ``source`` as ``module``; return (passed, timed_out, seconds)."""
+    with tempfile.NamedTemporaryFile("w", suffix=".py", encoding="utf-8", delete=False) as f:
+        f.write(source)
+    started = time.monotonic()
+    try:
+        command = [sys.executable, "-c", _BOOT, import_name(module), str(ROOT / module), f.name, *PYTEST_ARGS,
+                   *tests]
+        proc = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                start_new_session=True)
+        try:
+            code = proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            return False, True, time.monotonic() - started
+        return code == 0, False, time.monotonic() - started
+    finally:
+        os.unlink(f.name)
+
+
+def resolve(name: str) -> str:
+    if name in MODULE_TESTS or (ROOT / name).is_file():
+        return name
+    matches = [m for m in MODULE_TESTS if Path(m).stem == name or Path(m).stem == f"_{name}"]
+    if len(matches) != 1:
+        raise SystemExit(f"unknown module {name!r}; mapped modules: {', '.join(MODULE_TESTS)}")
+    return matches[0]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--module", action="append", help="module path or name (repeatable; default: all mapped)")
+    ap.add_argument("--tests", nargs="+", help="test files for the given module(s) instead of the map")
+    ap.add_argument("--max-mutants", type=int, help="a random sample of this many mutants per module")
+    ap.add_argument("--seed", type=int, default=0, help="seed of the sample (default 0)")
+    ap.add_argument("--jobs", type=int, default=2, choices=range(1, MAX_JOBS + 1), help="parallel runs (1 or 2)")
+    ap.add_argument("--timeout", type=float, help="seconds per mutant (default: 4x the unmutated run, >= 30)")
+    ap.add_argument("--list", action="store_true", help="list the mutants and stop")
+    ap.add_argument("--fail-under", type=float, help="exit 1 if a module scores below this percentage")
+    ap.add_argument("--json", type=Path, help="write every verdict to this file")
+    args = ap.parse_args()
+    modules = [resolve(m) for m in args.module] if args.module else list(MODULE_TESTS)
+    equivalents = known_equivalents()
+    verdicts: list[Verdict] = []
+    failed = False
+    for module in modules:
+        tests = args.tests or MODULE_TESTS.get(module)
+        if not tests:
+            raise SystemExit(f"no tests mapped for {module}: pass --tests")
+        candidates = mutants_of(module)
+        chosen = candidates
+        if args.max_mutants is not None and args.max_mutants < len(candidates):
+            chosen = sorted(random.Random(args.seed).sample(candidates, args.max_mutants), key=candidates.index)
+        if args.list:
+            for m in chosen:
+                print(f"{m.module}:{m.line}: {m.description}  [{m.operator}, {m.function or '<module>'}]")
+            print(f"{module}: {len(chosen)} of {len(candidates)} mutants")
+            continue
+        passed, _, baseline = run_tests(module, mutated_source(module, None), tests, timeout=3600)
+        if not passed:
+            raise SystemExit(f"{module}: the tests fail without any mutation ({' '.join(tests)})")
+        timeout = args.timeout or max(30.0, 4 * baseline)
+        print(f"{module}: {len(chosen)} of {len(candidates)} mutants; tests {' '.join(tests)}; "
+              f"unmutated run {baseline:.1f} s, timeout {timeout:.0f} s", flush=True)
+
+        def one(m: Mutant, tests: list[str] = tests, timeout: float = timeout) -> Verdict:
+            survived, timed_out, seconds = run_tests(m.module, mutated_source(m.module, m), tests, timeout)
+            return Verdict(m, not survived, timed_out, seconds)
+
+        with ThreadPoolExecutor(max_workers=args.jobs) as pool:
+            results = list(pool.map(one, chosen))
+        verdicts += results
+        survivors = [v for v in results if not v.killed]
+        explained = [v for v in survivors if v.mutant.key in equivalents]
+        unexplained = [v for v in survivors if v.mutant.key not in equivalents]
+        relevant = len(results) - len(explained)
+        score = 100.0 * (relevant - len(unexplained)) / relevant if relevant else 100.0
+        timeouts = sum(v.timed_out for v in results)
+        print(f"{module}: {len(results)} mutants, {len(results) - len(survivors)} killed ({timeouts} by timeout), "
+              f"{len(explained)} equivalent (explained), {len(unexplained)} survived: "
+              f"score {score:.1f}% of non-equivalent mutants")
+        for v in unexplained:
+            m = v.mutant
+            print(f"  SURVIVED {m.module}:{m.line}: {m.description}  in {m.function or '<module>'}: {m.source_line}")
+        for v in explained:
+            m = v.mutant
+            print(f"  equivalent {m.module}:{m.line}: {m.description}  ({equivalents[m.key]})")
+        if args.fail_under is not None and score < args.fail_under:
+            failed = True
+    if args.json:
+        args.json.write_text(json.dumps([{**asdict(v.mutant), "killed": v.killed, "timed_out": v.timed_out,
+                                          "seconds": round(v.seconds, 2)} for v in verdicts], indent=1))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
