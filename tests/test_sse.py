@@ -7,7 +7,18 @@ from typing import Any
 import pytest
 
 from tests.helpers import assert_chunking_invariant
-from webclient import DEFAULT_LIMITS, EventStreamParser, Limits, Outcome, RetryField, SSEEvent, SSEParser, UsageError
+from webclient import (
+    DEFAULT_LIMITS,
+    EventStreamParser,
+    Failure,
+    Limits,
+    Outcome,
+    RetryField,
+    SSEEvent,
+    SSEParser,
+    StreamSession,
+    UsageError,
+)
 
 
 def M(data: str, last_event_id: str = "", type: str = "message") -> SSEEvent:
@@ -258,6 +269,34 @@ def test_an_overlong_line_before_an_invalid_byte_is_a_buffer_limit() -> None:
     result = assert_chunking_invariant(lambda c: parse(c, limits=LINE_LIMIT, errors="strict"), data)
     assert result["items"] == [M("a")]
     assert result["failure"] is not None and result["failure"].stage == "line"
+
+
+@pytest.mark.parametrize(("data", "trips"), [(b"data: abc\xe2\x82", False), (b"data: abcd\xe2\x82", True)])
+def test_a_replacement_flushed_at_eof_counts_against_the_line_ceiling(data: bytes, trips: bool) -> None:
+    # In replace mode the cut character becomes U+FFFD at close(): the pending line grows by one.
+    limits = Limits(max_line_chars=10)
+    result = assert_chunking_invariant(lambda c: parse(c, limits=limits), data)
+    if trips:
+        assert result["failure"] == Failure(Outcome.BUFFER_LIMIT, "line")
+    else:
+        assert (result["failure"], result["pending_line"]) == (None, 10)
+
+
+def test_a_replacement_that_trips_the_line_ceiling_at_eof_ends_the_session_as_buffer_limit() -> None:
+    line = b'data: {"choices":[{"index":0,"delta":{"content":"hi"},"finish_reason":"stop"}]}'
+    # A complete stream, then a line exactly at the ceiling whose last character was cut.
+    data = line + b"\n\ndata: [DONE]\n\n" + b"data: " + b"x" * (len(line) - 6) + b"\xe2\x82"
+
+    def finish(chunks: list[bytes]) -> tuple[Outcome, str | None]:
+        session = StreamSession("openai-chat", limits=Limits(max_line_chars=len(line)), utf8_errors="replace")
+        session.open(200, "text/event-stream")
+        for chunk in chunks:
+            session.feed(chunk)
+        result = session.finish()
+        return result.outcome, result.stage
+
+    assert assert_chunking_invariant(finish, data, random_count=10) == (Outcome.BUFFER_LIMIT, "line")
+    assert finish([data[:-2]]) == (Outcome.TRUNCATED, "pending_line")  # without the cut character
 
 
 def test_feed_after_a_limit_trip_is_a_usage_error() -> None:

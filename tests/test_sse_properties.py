@@ -4,6 +4,7 @@ chunking, and never raises on arbitrary bytes."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from itertools import pairwise
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -110,12 +111,23 @@ def llm_streams(draw: st.DrawFn) -> bytes:
             out.append(f"data:{value}\n\n")
         else:
             out.append("\n")
-    text = "".join(out)
-    if draw(st.booleans()):
-        text = text.replace("\n", "\r\n")
+    text = frame(draw, "".join(out))
     if draw(st.booleans()):
         text += "data: " + draw(FAST_VALUES)  # an unfinished next event
     return text.encode()
+
+
+def frame(draw: st.DrawFn, text: str) -> str:
+    """LF as written, all CRLF (Gemini), or each line break drawn from LF, CRLF and CR."""
+    framing = draw(st.sampled_from(["lf", "crlf", "crlf", "mixed"]))
+    if framing == "crlf":
+        return text.replace("\n", "\r\n")
+    if framing == "mixed":
+        pieces = text.split("\n")
+        breaks = draw(st.lists(st.sampled_from(["\n", "\r\n", "\r", "\r\n"]), min_size=len(pieces),
+                               max_size=len(pieces)))
+        return "".join(p + b for p, b in zip(pieces, breaks, strict=True))[: -len(breaks[-1])]
+    return text
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -165,9 +177,7 @@ def typed_streams(draw: st.DrawFn) -> bytes:
             out.append(f"event: {run_name}\ndata: {value}\ndata: {draw(FAST_VALUES)}\n\n")
         else:
             out.append("\n")
-    text = "".join(out)
-    if draw(st.booleans()):
-        text = text.replace("\n", "\r\n")
+    text = frame(draw, "".join(out))
     if draw(st.booleans()):
         text += draw(st.sampled_from(["event: ", "event: content_block_delta\n", "event: ping\ndata: ",
                                       "data: "])) + draw(FAST_VALUES)  # an unfinished next event
@@ -200,9 +210,15 @@ def test_a_separator_never_overlaps_itself(name: str) -> None:
 
 
 def pending_state_invariant_holds(parser: SSEParser) -> bool:
-    """A data line held as its value began an event: no data buffered, the separator's type set."""
-    return (not parser._tail_is_data
-            or (not parser._data and parser._event_type == parser._prefix_type and parser._line_parts != []))
+    """A data line held as its value began an event: no data buffered, the separator's type set; and
+    it is held one way at a time (one string, or fragments)."""
+    held_as_string = parser._data_tail is not None
+    held_as_fragments = parser._tail_is_data
+    if not (held_as_string or held_as_fragments):
+        return True
+    return (not (held_as_string and held_as_fragments) and not parser._data
+            and parser._event_type == parser._prefix_type
+            and (held_as_string or parser._line_parts != []) and (held_as_fragments or parser._line_parts == []))
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -211,6 +227,6 @@ def test_a_pending_data_value_always_began_an_event_of_the_separators_type(data:
     parser = SSEParser()
     text = data.decode()
     points = [0, *sorted({c % (len(text) + 1) for c in cuts}), len(text)]
-    for start, end in zip(points, points[1:], strict=False):
+    for start, end in pairwise(points):
         parser.feed(text[start:end])
         assert pending_state_invariant_holds(parser)

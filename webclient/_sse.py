@@ -57,8 +57,6 @@ Ceilings (checked so the trip point never depends on chunking)
 
 from __future__ import annotations
 
-from itertools import repeat
-
 from ._errors import UsageError
 from ._events import RetryField, SSEEvent, SSEItem
 from ._limits import DEFAULT_LIMITS, MAX_RETRY_DIGITS, Limits
@@ -66,13 +64,8 @@ from ._outcome import Failure, Outcome
 
 # ``tuple.__new__`` directly: NamedTuple's ``_make`` adds a Python-level frame per event.
 _tuple_new = tuple.__new__
-_repeat = repeat
 _ASCII_DIGITS = frozenset("0123456789")
 
-
-def _events(event_type: str, values: list[str], id_buffer: str) -> list[SSEItem]:
-    """One event per value, all of one type and last event ID (built in C, no frame per event)."""
-    return list(map(_tuple_new, _repeat(SSEEvent), zip(_repeat(event_type), values, _repeat(id_buffer), strict=False)))
 
 
 class SSEParser:
@@ -87,6 +80,7 @@ class SSEParser:
         "_closed",
         "_data",
         "_data_len",
+        "_data_tail",
         "_event_type",
         "_fast_cap",
         "_fast_type",
@@ -98,8 +92,7 @@ class SSEParser:
         "_prefix",
         "_prefix_type",
         "_separator",
-        "_separator_newlines",
-        "_steady_cap",
+        "_separator_crlf",
         "_strip_next",
         "_tail_is_data",
         "comment_lines",
@@ -119,8 +112,6 @@ class SSEParser:
         # Longest value the fast path may dispatch without the per-line ceiling checks: the line
         # is "data: " + value (line ceiling) and the data buffer is value + LF (event ceiling).
         self._fast_cap = min(limits.max_line_chars - 6, limits.max_event_chars - 1)
-        # The same bound on a pending data line's length plus a feed's (see ``feed``).
-        self._steady_cap = self._fast_cap + 6
         self._closed = False
         # The character the next non-empty text drops if it starts with it, else "". At stream
         # start a BOM ("strips one leading BOM"; an empty first feed does not spend it); after a
@@ -133,11 +124,13 @@ class SSEParser:
         self._line_parts: list[str] = []
         self._line_len = 0
         self._tail_is_data = False
+        # Or, in the steady state, such a value as one string (see "Pending state").
+        self._data_tail: str | None = None
         # The fast path's separator; set by ``_use_prefix``.
         self._prefix_type = ""
         self._prefix = ""
         self._separator = ""
-        self._separator_newlines = 0
+        self._separator_crlf = ""
         self._fast_type = ""
         self._use_prefix("")
         # The data buffer as a list of values; its WHATWG length (values + one LF each).
@@ -169,6 +162,8 @@ class SSEParser:
     @property
     def pending_line_chars(self) -> int:
         """Characters of the unfinished line held for the next ``feed``."""
+        if self._data_tail is not None:
+            return 6 + len(self._data_tail)
         return self._line_len
 
     @property
@@ -195,70 +190,117 @@ class SSEParser:
             if text[0] == self._strip_next:
                 text = text[1:]
             self._strip_next = ""
-        if "\r" in text:
+        # CRLF-framed text (Gemini) is split on the CRLF form of the separator.
+        crlf = "\r" in text
+        parts = text.split(self._separator_crlf if crlf else self._separator)
+        if len(parts) > 1:
+            # The steady state (see the module docstring): the pending line plus the first part is
+            # the rest of one event of the separator's type, each later part but the last is the
+            # value of one more, and the last one is the value of the next event's data line so far.
+            value = self._data_tail
+            first = value + parts[0] if value is not None else self._rest_of_event(parts[0])
+            if first is not None:
+                tail = parts.pop()
+                parts[0] = first
+                joined = "".join(parts)
+                if ("\n" not in joined and not (crlf and ("\r" in joined or "\r" in tail or "\n" in tail))
+                        and len(joined) + len(tail) <= self._fast_cap):
+                    # No line break but the separators' own, and no value near a ceiling.
+                    self.work += len(text) + len(first)
+                    if value is None:  # the event began in the pending line
+                        self._line_parts = []
+                        self._line_len = 0
+                        self._event_type = self._prefix_type
+                    id_buffer = self._id_buffer
+                    event_type = self._fast_type
+                    out: list[SSEItem] = []
+                    append = out.append
+                    for value in parts:
+                        append(_tuple_new(SSEEvent, (event_type, value, id_buffer)))
+                    self.events_dispatched += len(parts)
+                    self.last_event_id = id_buffer
+                    if "\n" not in tail:
+                        self._data_tail = tail
+                        return out
+                    # The last part ends its event too, and starts another.
+                    self._data_tail = None
+                    self._event_type = ""
+                    end = tail.find("\n")
+                    rest = tail[end + 2 :]
+                    if tail.startswith("\n", end + 1) and self._prefix.startswith(rest):
+                        # ... and the start of the next one's prefix (not all of it: the separator
+                        # would have split there): "<value>\n\n<start of prefix>".
+                        append(_tuple_new(SSEEvent, (event_type, tail[:end], id_buffer)))
+                        self.events_dispatched += 1
+                        if "\n" in rest:  # the next event's "event:" line is complete
+                            self._event_type = self._prefix_type
+                            rest = rest[rest.index("\n") + 1 :]
+                        self._line_parts = [rest]
+                        self._line_len = len(rest)
+                    else:
+                        self._general(self._prefix + tail, out)
+                    return out
+        if crlf:
             if text[-1] == "\r":
                 self._strip_next = "\n"
             text = text.replace("\r\n", "\n").replace("\r", "\n")
-        parts = text.split(self._separator)
-        tail = parts.pop()
-        if (self._tail_is_data and parts and text.count("\n") == self._separator_newlines * len(parts)
-                and self._line_len + len(text) <= self._steady_cap):
-            # The steady state (see the module docstring): no line feed but the separators' own,
-            # so the pending value plus the first part, and every later part but the last, is the
-            # value of one complete event of the separator's type, and the last part is the value
-            # of the next event's data line so far. No value reaches a ceiling.
-            self._line_parts.append(parts[0])
-            parts[0] = value = "".join(self._line_parts)
-            self.work += len(text) + len(value)
-            self._line_parts = [tail]
-            self._line_len = 6 + len(tail)
-            id_buffer = self._id_buffer
-            self.events_dispatched += len(parts)
-            self.last_event_id = id_buffer
-            return _events(self._fast_type, parts, id_buffer)
         self.work += len(text)
-        out: list[SSEItem] = []
-        if not parts:
-            if "\n" in text:
-                self._general(self._take_pending() + text, out)
-            else:
-                self._hold(text)
+        out = []
+        if "\n" not in text:
+            # No line break: the pending line only grows (a long line spanning many feeds).
+            self._hold(text)
             return out
-        head = parts[0]
-        if self._tail_is_data and "\n" not in head:
-            # The pending data line ends with the head, and the separator's blank line dispatches
-            # its event (see "Pending state").
-            self._line_parts.append(head)
-            value = self._take_value()
-            if len(value) <= self._fast_cap:
-                self._dispatch(self._fast_type, value, out)
-                self._event_type = ""
-            else:
-                self._process(["data: " + value, ""], out)
-        else:
-            self._general(self._take_pending() + head + "\n\n", out)
-        if self.failure is not None:
-            return out
-        # Line feeds in the parts between the first and the last, besides the separators' own.
-        stray = text.count("\n") - self._separator_newlines * len(parts) - head.count("\n") - tail.count("\n")
-        del parts[0]
-        if parts:
-            # What follows one separator up to the next: with no line feed in it, the block
-            # "<prefix><part>" is one event of the separator's type.
-            if not stray and max(map(len, parts)) <= self._fast_cap:
-                self._dispatch_values(parts, out)
-            else:
-                for part in parts:
-                    self._general(self._prefix + part + "\n\n", out)
-                    if self.failure is not None:
-                        return out
-        if "\n" in tail:
-            self._general(self._prefix + tail, out)
-        else:
-            # The next event has begun with the separator's prefix; its data line is unfinished.
-            self._event_type = self._prefix_type
-            self._hold_value(tail)
+        # The general path: finish the pending line, then the rest block by block.
+        start = self._finish_line(text, out)
+        if self.failure is None:
+            self._general(text[start:], out)
         return out
+
+    def _rest_of_event(self, head: str) -> str | None:
+        """If the pending partial line followed by ``head`` is the rest of an event of the
+        separator's type begun with an empty data buffer (``data: `` after its event line, or the
+        whole prefix at a block start) plus a value with no line break, return that value."""
+        if self._data or self._tail_is_data:
+            return None
+        if self._event_type == self._prefix_type:
+            expected = "data: "
+        elif not self._event_type:
+            expected = self._prefix
+        else:
+            return None
+        line = "".join(self._line_parts) + head
+        if line.startswith(expected) and line.count("\n") == expected.count("\n"):
+            return line[len(expected) :]
+        return None
+
+    def _finish_line(self, text: str, out: list[SSEItem]) -> int:
+        """Complete the pending partial line with ``text`` up to its first line feed (``text``
+        holds one) and interpret it; return where the rest of ``text`` starts."""
+        self._unpack_tail()
+        if not self._line_len:
+            self._line_parts = []
+            return 0
+        end = text.find("\n")
+        self._line_parts.append(text[:end])
+        line = "".join(self._line_parts)
+        self.work += len(line)
+        self._line_parts = []
+        self._line_len = 0
+        if not self._tail_is_data:
+            self._process([line], out)
+            return end + 1
+        # A data line held as its value (see "Pending state"): appended without re-slicing it,
+        # which matters for a multi-megabyte line.
+        self._tail_is_data = False
+        if 6 + len(line) > self._max_line:
+            self.failure = Failure(Outcome.BUFFER_LIMIT, "line")
+        else:
+            self._data_len += len(line) + 1
+            if self._data_len > self._max_event:
+                self.failure = Failure(Outcome.BUFFER_LIMIT, "event")
+            else:
+                self._data.append(line)
+        return end + 1
 
     def _general(self, text: str, out: list[SSEItem]) -> None:
         """Interpret ``text``, which starts at a line start (nothing pending), block by block; hold
@@ -269,18 +311,22 @@ class SSEParser:
         blocks = text.split("\n\n")
         last = blocks.pop()
         cap = self._fast_cap
+        append = out.append
         fresh = not self._data and not self._event_type
         for block in blocks:
             if fresh and len(block) <= cap:
-                if block[:6] == "data: ":
-                    if "\n" not in block:
-                        self._dispatch("message", block[6:], out)
-                        continue
-                elif block[:7] == "event: ":
+                if block.startswith("event: "):
                     eol = block.find("\n")
                     if block.startswith("data: ", eol + 1) and block.find("\n", eol + 1) < 0:
-                        self._dispatch(block[7:eol] or "message", block[eol + 7 :], out)
+                        self.last_event_id = self._id_buffer
+                        append(_tuple_new(SSEEvent, (block[7:eol] or "message", block[eol + 7 :], self._id_buffer)))
+                        self.events_dispatched += 1
                         continue
+                elif block.startswith("data: ") and "\n" not in block:
+                    self.last_event_id = self._id_buffer
+                    append(_tuple_new(SSEEvent, ("message", block[6:], self._id_buffer)))
+                    self.events_dispatched += 1
+                    continue
             lines = block.split("\n")
             lines.append("")
             self._process(lines, out)
@@ -293,25 +339,15 @@ class SSEParser:
             self._process(lines, out)
             if self.failure is not None:
                 return
-        if partial[:6] == "data: " and not self._data:
-            # The separator follows this event's type from now on (see "Pending state").
+        if partial.startswith("data: ") and not self._data:
+            # Held as its value (see "Pending state"); the separator follows this event's type.
             if self._event_type != self._prefix_type:
                 self._use_prefix(self._event_type)
-            self._hold_value(partial[6:])
+            self._data_tail = partial[6:]
+            if len(partial) > self._max_line:
+                self._trip_line()
         elif partial:
             self._hold(partial)
-
-    def _dispatch(self, event_type: str, data: str, out: list[SSEItem]) -> None:
-        self.last_event_id = self._id_buffer
-        out.append(_tuple_new(SSEEvent, (event_type, data, self._id_buffer)))
-        self.events_dispatched += 1
-
-    def _dispatch_values(self, values: list[str], out: list[SSEItem]) -> None:
-        """Dispatch one event of the separator's type per value (no ``id`` line came between)."""
-        id_buffer = self._id_buffer
-        out += _events(self._fast_type, values, id_buffer)
-        self.events_dispatched += len(values)
-        self.last_event_id = id_buffer
 
     def _use_prefix(self, event_type: str) -> None:
         """Make the separator a blank line followed by the first line(s) of an event of this
@@ -319,44 +355,26 @@ class SSEParser:
         self._prefix_type = event_type
         self._prefix = f"event: {event_type}\ndata: " if event_type else "data: "
         self._separator = "\n\n" + self._prefix
-        self._separator_newlines = self._separator.count("\n")
+        self._separator_crlf = self._separator.replace("\n", "\r\n")
         self._fast_type = event_type or "message"
 
     # -- the pending partial line ------------------------------------------------------------
 
+    def _unpack_tail(self) -> None:
+        """Turn a pending data value held as one string into fragments (see "Pending state")."""
+        if self._data_tail is not None:
+            self._line_parts = [self._data_tail]
+            self._line_len = 6 + len(self._data_tail)
+            self._tail_is_data = True
+            self._data_tail = None
+
     def _hold(self, fragment: str) -> None:
         """Keep an unterminated line fragment; trip the line ceiling if the line outgrew it."""
+        self._unpack_tail()
         self._line_parts.append(fragment)
         self._line_len += len(fragment)
         if self._line_len > self._max_line:
             self._trip_line()
-
-    def _hold_value(self, value: str) -> None:
-        """Start a pending "data: " line that begins an event (see "Pending state")."""
-        self._tail_is_data = True
-        self._line_parts = [value]
-        self._line_len = 6 + len(value)
-        if self._line_len > self._max_line:
-            self._trip_line()
-
-    def _take_value(self) -> str:
-        """Remove the pending data line's value (fragments joined once)."""
-        value = "".join(self._line_parts)
-        self.work += len(value)
-        self._line_parts = []
-        self._line_len = 0
-        self._tail_is_data = False
-        return value
-
-    def _take_pending(self) -> str:
-        """Remove and return the pending partial line (joined once), ``""`` if there is none."""
-        if self._tail_is_data:
-            return "data: " + self._take_value()
-        line = "".join(self._line_parts)
-        self.work += len(line)
-        self._line_parts = []
-        self._line_len = 0
-        return line
 
     def _trip_line(self) -> None:
         # Drop the line the ceiling bounded: how far past the ceiling it got depends on the
@@ -364,6 +382,7 @@ class SSEParser:
         self._line_parts = []
         self._line_len = 0
         self._tail_is_data = False
+        self._data_tail = None
         self.failure = Failure(Outcome.BUFFER_LIMIT, "line")
 
     def close(self) -> list[SSEItem]:
