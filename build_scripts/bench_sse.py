@@ -1,7 +1,9 @@
 """SSE-layer throughput (UTF-8 decode + SSE parse): webclient against its Python peers, in one run.
 
-Every contender turns the same response bytes, fed in ``--chunk``-byte transport chunks, into the
-list of dispatched events (event type, data):
+Every contender turns the same response bytes, fed in ``--chunk``-byte transport chunks, into
+dispatched events (event type, data), which the timed run consumes as a streaming client does: each
+event is counted when it arrives and then dropped (before timing, each peer's full event list is
+compared with webclient's, so all contenders provably do the same work):
 
 - ``webclient``: ``EventStreamParser.feed`` (strict UTF-8, WHATWG parsing, default ceilings);
 - ``httpx-sse``: what httpx-sse 0.4.3's ``EventSource.iter_sse`` does over ``response.iter_text()``:
@@ -36,8 +38,7 @@ providers send it, so about half of all 1 KiB chunks decode to 2- or 4-byte-per-
 
 Each repetition runs every contender once on every shape, in rotating order; the figure reported is
 the median over ``--runs`` repetitions (after one warm-up each), with the garbage collector paused
-during each timed run as ``timeit`` does. Before timing, every peer's event list is compared with
-webclient's, so all contenders provably do the same work.
+during each timed run as ``timeit`` does.
 
 Usage: python build_scripts/bench_sse.py [--mb 5] [--chunk 1024] [--runs 7] [--shape NAME ...]
 Peers are benchmark-only dependencies (``pip install -e '.[bench]'``, which ``setup_env.sh`` does).
@@ -318,68 +319,96 @@ SHAPES: dict[str, tuple[str, Callable[[int], bytes]]] = {
 Events = list[tuple[str, str]]
 
 
-def run_webclient(chunks: Iterable[bytes], keep: bool = False) -> int | Events:
-    from webclient import EventStreamParser, SSEEvent
+def run_webclient(chunks: Iterable[bytes]) -> int:
+    from webclient import EventStreamParser
 
     stream = EventStreamParser()
-    items: list[object] = []
+    n = 0
     for chunk in chunks:
-        items += stream.feed(chunk)
-    items += stream.close()
+        n += len(stream.feed(chunk))
+    n += len(stream.close())
     assert stream.failure is None
-    if keep:
-        return [(e.type, e.data) for e in items if isinstance(e, SSEEvent)]
-    return len(items)
+    return n
 
 
-def run_httpx_sse(chunks: Iterable[bytes], keep: bool = False) -> int | Events:
+def run_httpx_sse(chunks: Iterable[bytes]) -> int:
     from httpx._decoders import TextDecoder
     from httpx_sse._decoders import SSEDecoder, SSELineDecoder
 
     text = TextDecoder()
     lines = SSELineDecoder()
     sse = SSEDecoder()
-    events = []
+    n = 0
     for chunk in chunks:
         for line in lines.decode(text.decode(chunk)):
-            event = sse.decode(line.rstrip("\n"))
-            if event is not None:
-                events.append(event)
+            if sse.decode(line.rstrip("\n")) is not None:
+                n += 1
     for line in lines.decode(text.flush()) + lines.flush():
-        event = sse.decode(line.rstrip("\n"))
-        if event is not None:
-            events.append(event)
-    return [(e.event, e.data) for e in events] if keep else len(events)
+        if sse.decode(line.rstrip("\n")) is not None:
+            n += 1
+    return n
 
 
-def run_httpx_sse_linedecoder(chunks: Iterable[bytes], keep: bool = False) -> int | Events:
+def run_httpx_sse_linedecoder(chunks: Iterable[bytes]) -> int:
     from httpx._decoders import LineDecoder, TextDecoder
     from httpx_sse._decoders import SSEDecoder
 
     text = TextDecoder()
     lines = LineDecoder()
     sse = SSEDecoder()
-    events = []
+    n = 0
     for chunk in chunks:
         for line in lines.decode(text.decode(chunk)):
-            event = sse.decode(line)
-            if event is not None:
-                events.append(event)
+            if sse.decode(line) is not None:
+                n += 1
     for line in lines.decode(text.flush()) + lines.flush():
-        event = sse.decode(line)
-        if event is not None:
-            events.append(event)
-    return [(e.event, e.data) for e in events] if keep else len(events)
+        if sse.decode(line) is not None:
+            n += 1
+    return n
 
 
-def run_openai(chunks: Iterable[bytes], keep: bool = False) -> int | Events:
+def events_httpx_sse(chunks: Iterable[bytes], line_decoder: Callable[[], object], strip: bool) -> Events:
+    """The events httpx-sse produces (untimed; for the same-work check)."""
+    from httpx._decoders import TextDecoder
+    from httpx_sse._decoders import SSEDecoder
+
+    text = TextDecoder()
+    lines: Any = line_decoder()
+    sse = SSEDecoder()
+    events = []
+    for chunk in [*chunks, None]:
+        decoded = lines.decode(text.decode(chunk)) if chunk is not None else lines.decode(text.flush()) + lines.flush()
+        for line in decoded:
+            event = sse.decode(line.rstrip("\n") if strip else line)
+            if event is not None:
+                events.append((event.event, event.data))
+    return events
+
+
+def run_openai(chunks: Iterable[bytes]) -> int:
     from openai._streaming import SSEDecoder
 
-    events = list(SSEDecoder().iter_bytes(iter(chunks)))
-    return [(e.event or "message", e.data) for e in events] if keep else len(events)
+    n = 0
+    for _ in SSEDecoder().iter_bytes(iter(chunks)):
+        n += 1
+    return n
 
 
-CONTENDERS: dict[str, Callable[..., int | Events]] = {
+def events_openai(chunks: Iterable[bytes]) -> Events:
+    from openai._streaming import SSEDecoder
+
+    return [(e.event or "message", e.data) for e in SSEDecoder().iter_bytes(iter(chunks))]
+
+
+def events_webclient(chunks: Iterable[bytes]) -> Events:
+    from webclient import EventStreamParser, SSEEvent
+
+    stream = EventStreamParser()
+    items = [item for chunk in chunks for item in stream.feed(chunk)] + stream.close()
+    return [(e.type, e.data) for e in items if isinstance(e, SSEEvent)]
+
+
+CONTENDERS: dict[str, Callable[[list[bytes]], int]] = {
     "webclient": run_webclient,
     "httpx-sse": run_httpx_sse,
     "httpx-sse/LineDecoder": run_httpx_sse_linedecoder,
@@ -389,19 +418,26 @@ HTTPX_SSE = ("httpx-sse", "httpx-sse/LineDecoder")
 
 
 def check_same_work(name: str, chunks: list[bytes]) -> int:
-    """Every contender must produce webclient's events (type, data) for this stream."""
-    reference = run_webclient(chunks, keep=True)
-    assert isinstance(reference, list)
-    for contender, fn in CONTENDERS.items():
-        got = fn(chunks, keep=True)
-        assert isinstance(got, list)
+    """Every contender must produce webclient's events (type, data) for this stream, and count them."""
+    from httpx._decoders import LineDecoder
+    from httpx_sse._decoders import SSELineDecoder
+
+    reference = events_webclient(chunks)
+    peers = {
+        "httpx-sse": events_httpx_sse(chunks, SSELineDecoder, True),
+        "httpx-sse/LineDecoder": events_httpx_sse(chunks, LineDecoder, False),
+        "openai": events_openai(chunks),
+    }
+    for contender, got in peers.items():
         # httpx-sse names typeless events "message" like webclient; openai leaves them None.
         got = [("message" if t in (None, "") else t, d) for t, d in got]
         assert got == reference, f"{contender} and webclient disagree on {name}"
+    for contender, fn in CONTENDERS.items():
+        assert fn(chunks) == len(reference), f"{contender} counts differently on {name}"
     return len(reference)
 
 
-def timed(fn: Callable[..., int | Events], chunks: list[bytes]) -> float:
+def timed(fn: Callable[[list[bytes]], int], chunks: list[bytes]) -> float:
     gc.collect()
     gc.disable()
     try:

@@ -238,9 +238,20 @@ def _skipped(node: ast.AST, field: str, parent: ast.AST | None) -> bool:
     return False
 
 
+_SOURCES: dict[str, str] = {}
+
+
+def source_of(module: str) -> str:
+    """The module's source as first read: mutants are made from one snapshot, so editing the file
+    during a run cannot mix two versions."""
+    if module not in _SOURCES:
+        _SOURCES[module] = (ROOT / module).read_text(encoding="utf-8")
+    return _SOURCES[module]
+
+
 def mutants_of(module: str) -> list[Mutant]:
     """Every mutant of ``module`` (a path relative to the repository root), in source order."""
-    source = (ROOT / module).read_text(encoding="utf-8")
+    source = source_of(module)
     lines = source.splitlines()
     tree = ast.parse(source)
     found: list[Mutant] = []
@@ -270,7 +281,7 @@ def mutants_of(module: str) -> list[Mutant]:
 
 def mutated_source(module: str, mutant: Mutant | None) -> str:
     """The module's source with ``mutant`` applied (``None``: unmutated, through the same unparse)."""
-    tree = ast.parse((ROOT / module).read_text(encoding="utf-8"))
+    tree = ast.parse(source_of(module))
     if mutant is not None:
         parent: ast.AST = tree
         for name, index in mutant.path[:-1]:

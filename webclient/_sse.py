@@ -190,8 +190,13 @@ class SSEParser:
             if text[0] == self._strip_next:
                 text = text[1:]
             self._strip_next = ""
-        # CRLF-framed text (Gemini) is split on the CRLF form of the separator.
         crlf = "\r" in text
+        if not crlf and "\n" not in text:
+            # No line break: the pending line only grows (a long line spanning many feeds).
+            self.work += len(text)
+            self._hold(text)
+            return []
+        # CRLF-framed text (Gemini) is split on the CRLF form of the separator.
         parts = text.split(self._separator_crlf if crlf else self._separator)
         if len(parts) > 1:
             # The steady state (see the module docstring): the pending line plus the first part is
@@ -214,9 +219,9 @@ class SSEParser:
                     id_buffer = self._id_buffer
                     event_type = self._fast_type
                     out: list[SSEItem] = []
-                    append = out.append
+                    append, new, cls = out.append, _tuple_new, SSEEvent
                     for value in parts:
-                        append(_tuple_new(SSEEvent, (event_type, value, id_buffer)))
+                        append(new(cls, (event_type, value, id_buffer)))
                     self.events_dispatched += len(parts)
                     self.last_event_id = id_buffer
                     if "\n" not in tail:
@@ -246,10 +251,6 @@ class SSEParser:
             text = text.replace("\r\n", "\n").replace("\r", "\n")
         self.work += len(text)
         out = []
-        if "\n" not in text:
-            # No line break: the pending line only grows (a long line spanning many feeds).
-            self._hold(text)
-            return out
         # The general path: finish the pending line, then the rest block by block.
         start = self._finish_line(text, out)
         if self.failure is None:
@@ -288,18 +289,22 @@ class SSEParser:
         self._line_len = 0
         if not self._tail_is_data:
             self._process([line], out)
-            return end + 1
-        # A data line held as its value (see "Pending state"): appended without re-slicing it,
-        # which matters for a multi-megabyte line.
-        self._tail_is_data = False
-        if 6 + len(line) > self._max_line:
-            self.failure = Failure(Outcome.BUFFER_LIMIT, "line")
         else:
-            self._data_len += len(line) + 1
-            if self._data_len > self._max_event:
-                self.failure = Failure(Outcome.BUFFER_LIMIT, "event")
+            # A data line held as its value (see "Pending state"): appended without re-slicing
+            # it, which matters for a multi-megabyte line.
+            self._tail_is_data = False
+            if 6 + len(line) > self._max_line:
+                self.failure = Failure(Outcome.BUFFER_LIMIT, "line")
             else:
-                self._data.append(line)
+                self._data_len += len(line) + 1
+                if self._data_len > self._max_event:
+                    self.failure = Failure(Outcome.BUFFER_LIMIT, "event")
+                else:
+                    self._data.append(line)
+        if self.failure is None and text.startswith("\n", end + 1):
+            # A blank line right after it dispatches, so that the rest starts at a block start.
+            self._process([""], out)
+            return end + 2
         return end + 1
 
     def _general(self, text: str, out: list[SSEItem]) -> None:
