@@ -392,8 +392,14 @@ def main() -> int:
         print(f"{module}: {len(chosen)} of {len(candidates)} mutants; tests {' '.join(tests)}; "
               f"unmutated run {baseline:.1f} s, timeout {timeout:.0f} s", flush=True)
 
-        def one(m: Mutant, tests: list[str] = tests, timeout: float = timeout) -> Verdict:
+        done = [0]
+
+        def one(m: Mutant, tests: list[str] = tests, timeout: float = timeout, total: int = len(chosen),
+                done: list[int] = done) -> Verdict:
             survived, timed_out, seconds = run_tests(m.module, mutated_source(m.module, m), tests, timeout)
+            done[0] += 1
+            if done[0] % 25 == 0 or done[0] == total:
+                print(f"  ... {done[0]}/{total}", file=sys.stderr, flush=True)
             return Verdict(m, not survived, timed_out, seconds)
 
         with ThreadPoolExecutor(max_workers=args.jobs) as pool:

@@ -7,11 +7,22 @@ checked against the rules rather than against themselves.
 
 from __future__ import annotations
 
+import codecs
+
 from webclient import RetryField, SSEEvent
 
 
 def reference_parse(data: bytes) -> list[object]:
-    text = data.decode("utf-8", errors="replace")
+    """The items a complete stream dispatches."""
+    return reference_state(data, final=True)[0]
+
+
+def reference_state(data: bytes, final: bool = False) -> tuple[list[object], int, int, bool, str]:
+    """What a stream (prefix) has done after ``data``: the items dispatched, the pending partial
+    line's length, the data buffer's length (values plus one LF each), whether a blank line would
+    act on something (data or an event type), and the last event ID string. Bytes of a character
+    not finished yet are not read (unless ``final``)."""
+    text = codecs.getincrementaldecoder("utf-8")("replace").decode(data, final)
     if text.startswith("\ufeff"):
         text = text[1:]
     lines: list[str] = []
@@ -31,13 +42,15 @@ def reference_parse(data: bytes) -> list[object]:
         else:
             current.append(ch)
         i += 1
-    lines = complete  # the unterminated remainder is discarded at EOF
+    lines = complete  # the unterminated remainder is pending (discarded at EOF)
     out: list[object] = []
     data_buf = ""
     event_type = ""
     id_buf = ""
+    last_event_id = ""
     for line in lines:
         if line == "":
+            last_event_id = id_buf
             if data_buf == "":
                 event_type = ""
                 continue
@@ -64,4 +77,4 @@ def reference_parse(data: bytes) -> list[object]:
                 id_buf = value
         elif field == "retry" and value and all(c in "0123456789" for c in value) and len(value) <= 16:
             out.append(RetryField(int(value)))
-    return out
+    return out, len(current), len(data_buf), bool(data_buf) or bool(event_type), last_event_id

@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from tests.helpers import assert_chunking_invariant
+from tests.sse_reference import reference_parse
 from webclient import (
     DEFAULT_LIMITS,
     EventStreamParser,
@@ -382,3 +383,72 @@ def test_an_unfinished_data_line_after_fast_path_events_trips_exactly_past_the_c
     assert result["items"] == [M("a"), M("b"), M("c")]
     assert (result["failure"] is not None) is trips
     assert result["pending_line"] == (0 if trips else 6 + value_len)
+
+
+# -- the steady state and the block shortcut are taken (the speed-up relies on them) -------------
+
+
+def llm_stream(typed: bool, events: int, crlf: bool = False) -> bytes:
+    """An LLM-shaped stream: JSON values of mixed scripts; typed ones in runs of one event name."""
+    words = ["Hello", " wörld", " 你好", " 😀", ",", " the", " stream", "\\n"]
+    out = []
+    for i in range(events):
+        value = f'{{"i":{i},"delta":{{"text":"{words[i % len(words)] * (1 + i % 3)}"}}}}'
+        head = f"event: {['content_block_delta', 'ping', 'response.output_text.delta'][i // 40 % 3]}\n" if typed else ""
+        out.append(f"{head}data: {value}\n\n")
+    text = "".join(out)
+    return (text.replace("\n", "\r\n") if crlf else text).encode()
+
+
+@pytest.mark.parametrize(("typed", "crlf"), [(False, False), (False, True), (True, False)],
+                         ids=["data-only", "data-only-crlf-like-gemini", "typed"])
+def test_llm_streams_in_small_chunks_are_read_in_the_steady_state(typed: bool, crlf: bool) -> None:
+    data = llm_stream(typed, 3000, crlf)
+    stream = EventStreamParser()
+    items = []
+    for start in range(0, len(data), 1024):
+        items += stream.feed(data[start : start + 1024])
+    assert items == reference_parse(data)
+    # Lines are read one at a time only around a chunk boundary that falls inside a blank line, and
+    # where the event name changes (every 40 events); not once per chunk.
+    name_changes = 3000 // 40 if typed else 0
+    assert stream.parser.lines_interpreted <= name_changes * 4 + len(data) // 1024 // 2
+
+
+@pytest.mark.parametrize("text", [
+    pytest.param("".join(f"event: e{i % 3}\ndata: {i}\n\n" for i in range(300)), id="names-change-at-every-event"),
+    pytest.param("".join(f"event: e\ndata: {i}\n\ndata: {i}\n\n" for i in range(300)), id="typed-and-untyped"),
+    pytest.param("".join(f"data: {i}\n\nevent: e\ndata: {i}\n\n" for i in range(300)), id="untyped-and-typed"),
+])
+def test_one_line_events_are_dispatched_without_reading_lines_whatever_their_mix(text: str) -> None:
+    parser = SSEParser()
+    assert parser.feed(text) == reference_parse(text.encode())
+    assert parser.lines_interpreted == 0
+
+
+def test_a_long_value_that_starts_like_a_data_line_is_not_mistaken_for_one() -> None:
+    value = "data: " + "v" * 3000
+    data = f"data: a\n\ndata: {value}\n\ndata: b\n\n".encode()
+    result = assert_chunking_invariant(parse, data, random_count=20)
+    assert result["items"] == [M("a"), M(value), M("b")]
+
+
+def test_counters_start_at_zero_and_count_exactly() -> None:
+    parser = SSEParser()
+    assert (parser.work, parser.events_dispatched, parser.lines_interpreted, parser.last_event_id) == (0, 0, 0, "")
+    assert parser.feed(": only a comment\n\n") == []
+    assert (parser.events_dispatched, parser.last_event_id) == (0, "")
+    text = "data: a\n\nevent: t\ndata: b\n\n"
+    assert len(parser.feed(text)) == parser.events_dispatched == 2
+    assert parser.work >= len(text)
+
+
+def test_an_id_line_before_a_blank_line_sets_the_last_event_id_without_an_event() -> None:
+    result = assert_chunking_invariant(parse, b"data: a\n\nid: 7\n\n")
+    assert (result["items"], result["last_event_id"]) == ([M("a")], "7")
+
+
+def test_an_id_line_alone_applies_to_the_next_events_however_they_are_read() -> None:
+    data = b"id: 7\n" + b"data: x\n\n" + b"event: e\ndata: y\n\n"
+    result = assert_chunking_invariant(parse, data)
+    assert (result["items"], result["last_event_id"]) == ([M("x", "7"), M("y", "7", type="e")], "7")

@@ -6,11 +6,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from itertools import pairwise
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.helpers import assert_chunking_invariant
-from tests.sse_reference import reference_parse
+from tests.helpers import assert_chunking_invariant, split_at
+from tests.sse_reference import reference_parse, reference_state
 from webclient import EventStreamParser, Limits, SSEParser
 
 NAMES = st.sampled_from(["data", "event", "id", "retry", "Data", "foo", "", "data ", "\ufeffdata"])
@@ -87,33 +88,43 @@ def test_arbitrary_bytes_never_raise_and_trip_identically_under_any_chunking(
     assert_chunking_invariant(limited(limits, "strict" if strict else "replace"), data, random_count=5)
 
 
-# Streams shaped like LLM traffic (mostly one-line "data: " events), which exercise the parser's fast
-# path and its hand-offs to the general path: values with and without line breaks, other fields and
-# comments between events, CRLF framing, a missing space after the colon, empty values.
+# Streams shaped like LLM traffic, which exercise the steady state and its hand-offs to the general
+# path. Data-only (Chat, Gemini: one "data: " line per event) or typed (Anthropic, Responses: "event:
+# NAME" + one data line): runs of one event name, switches between names (prefixes of each other,
+# empty, with a colon or a leading space), data-only events between typed ones, values with and
+# without line breaks, ids, comments, a missing space after the colon, LF, CRLF or mixed framing,
+# and an unfinished next event at the end.
 FAST_VALUES = st.text(alphabet=st.sampled_from(list('ab{}":,\u00e9\U0001f600 ')), max_size=12)
+EVENT_NAMES = st.sampled_from(["content_block_delta", "ping", "content_block_delta2", "content", "", "e:x", " sp"])
+KINDS = ["one"] * 6 + ["switch", "switch", "untyped", "nospace", "id", "comment", "multi", "blank"]
+UNFINISHED = {False: ["data: "], True: ["data: ", "event: ", "event: content_block_delta\n", "event: ping\ndata: "]}
 
 
 @st.composite
-def llm_streams(draw: st.DrawFn) -> bytes:
+def llm_streams(draw: st.DrawFn, typed: bool) -> bytes:
     out = []
-    for _ in range(draw(st.integers(0, 12))):
-        kind = draw(st.sampled_from(["data", "data", "data", "data", "multi", "named", "comment", "nospace", "blank"]))
+    name = draw(EVENT_NAMES)
+    for _ in range(draw(st.integers(0, 14))):
+        kind = draw(st.sampled_from(KINDS))
         value = draw(FAST_VALUES)
-        if kind == "data":
-            out.append(f"data: {value}\n\n")
+        if kind == "switch":
+            name = draw(EVENT_NAMES)
+        head = f"event: {name}\n" if typed and kind != "untyped" else ""
+        if kind in ("one", "switch", "untyped"):
+            out.append(f"{head}data: {value}\n\n")
+        elif kind == "nospace":
+            out.append(f"{head.replace(': ', ':', 1)}data:{value}\n\n")
+        elif kind == "id":
+            out.append((head or "event: e\n") + f"data: {value}\nid: {value}\n\n")
         elif kind == "multi":
-            out.append(f"data: {value}\ndata: {draw(FAST_VALUES)}\n\n")
-        elif kind == "named":
-            out.append(f"event: e\ndata: {value}\nid: {draw(FAST_VALUES)}\n\n")
+            out.append(f"{head}data: {value}\ndata: {draw(FAST_VALUES)}\n\n")
         elif kind == "comment":
             out.append(f": {value}\n")
-        elif kind == "nospace":
-            out.append(f"data:{value}\n\n")
         else:
             out.append("\n")
     text = frame(draw, "".join(out))
     if draw(st.booleans()):
-        text += "data: " + draw(FAST_VALUES)  # an unfinished next event
+        text += draw(st.sampled_from(UNFINISHED[typed])) + draw(FAST_VALUES)
     return text.encode()
 
 
@@ -130,75 +141,24 @@ def frame(draw: st.DrawFn, text: str) -> str:
     return text
 
 
+@pytest.mark.parametrize("typed", [False, True], ids=["data-only", "typed"])
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(data=llm_streams())
-def test_llm_shaped_streams_match_the_spec_oracle_under_any_chunking(data: bytes) -> None:
-    assert_chunking_invariant(run, data, expected=reference_parse(data), random_count=5)
+@given(data=st.data())
+def test_llm_shaped_streams_match_the_spec_oracle_under_any_chunking(typed: bool, data: st.DataObject) -> None:
+    stream = data.draw(llm_streams(typed))
+    assert_chunking_invariant(run, stream, expected=reference_parse(stream), random_count=5)
 
 
+@pytest.mark.parametrize("typed", [False, True], ids=["data-only", "typed"])
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(data=llm_streams(), max_line=st.integers(1, 30), max_event=st.integers(1, 30))
-def test_llm_shaped_streams_trip_ceilings_identically_under_any_chunking(
-    data: bytes, max_line: int, max_event: int
-) -> None:
+@given(data=st.data(), max_line=st.integers(1, 40), max_event=st.integers(1, 30))
+def test_llm_shaped_streams_trip_ceilings_identically_under_any_chunking(typed: bool, data: st.DataObject,
+                                                                         max_line: int, max_event: int) -> None:
     limits = Limits(max_line_chars=max_line, max_event_chars=max_event)
-    assert_chunking_invariant(limited(limits, "strict"), data, random_count=5)
+    assert_chunking_invariant(limited(limits, "strict"), data.draw(llm_streams(typed)), random_count=5)
 
 
-# Typed streams (Anthropic and Responses: "event: NAME" + one data line per event), which exercise the
-# typed fast path and its separator switching: runs of one event name, switches between names, names
-# that are prefixes of each other or empty, data-only events between typed ones, the same shapes
-# without the space after the colon, ids, comments, multi-line data and CRLF framing.
-EVENT_NAMES = st.sampled_from(["content_block_delta", "ping", "content_block_delta2", "content", "", "e:x", " sp"])
-
-
-@st.composite
-def typed_streams(draw: st.DrawFn) -> bytes:
-    out = []
-    run_name = draw(EVENT_NAMES)
-    for _ in range(draw(st.integers(0, 14))):
-        kind = draw(st.sampled_from(["run"] * 6 + ["switch", "switch", "data", "nospace", "id", "comment",
-                                     "multi", "blank"]))
-        value = draw(FAST_VALUES)
-        if kind == "switch":
-            run_name = draw(EVENT_NAMES)
-            kind = "run"
-        if kind == "run":
-            out.append(f"event: {run_name}\ndata: {value}\n\n")
-        elif kind == "data":
-            out.append(f"data: {value}\n\n")
-        elif kind == "nospace":
-            out.append(f"event:{run_name}\ndata:{value}\n\n")
-        elif kind == "id":
-            out.append(f"event: {run_name}\nid: {value}\ndata: {value}\n\n")
-        elif kind == "comment":
-            out.append(f": {value}\n")
-        elif kind == "multi":
-            out.append(f"event: {run_name}\ndata: {value}\ndata: {draw(FAST_VALUES)}\n\n")
-        else:
-            out.append("\n")
-    text = frame(draw, "".join(out))
-    if draw(st.booleans()):
-        text += draw(st.sampled_from(["event: ", "event: content_block_delta\n", "event: ping\ndata: ",
-                                      "data: "])) + draw(FAST_VALUES)  # an unfinished next event
-    return text.encode()
-
-
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(data=typed_streams())
-def test_typed_streams_match_the_spec_oracle_under_any_chunking(data: bytes) -> None:
-    assert_chunking_invariant(run, data, expected=reference_parse(data), random_count=5)
-
-
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(data=typed_streams(), max_line=st.integers(1, 40), max_event=st.integers(1, 30))
-def test_typed_streams_trip_ceilings_identically_under_any_chunking(data: bytes, max_line: int,
-                                                                    max_event: int) -> None:
-    limits = Limits(max_line_chars=max_line, max_event_chars=max_event)
-    assert_chunking_invariant(limited(limits, "strict"), data, random_count=5)
-
-
-# The invariants the fast path relies on (see webclient/_sse.py, "The fast path" and "Pending state").
+# The invariants the steady state relies on (see webclient/_sse.py, "The fast path" and "Pending state").
 
 @settings(max_examples=300, deadline=None)
 @given(name=st.text(alphabet=st.characters(blacklist_characters="\r\n"), max_size=12))
@@ -222,7 +182,7 @@ def pending_state_invariant_holds(parser: SSEParser) -> bool:
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(data=typed_streams() | llm_streams(), cuts=st.lists(st.integers(0, 400), max_size=12))
+@given(data=llm_streams(typed=True) | llm_streams(typed=False), cuts=st.lists(st.integers(0, 400), max_size=12))
 def test_a_pending_data_value_always_began_an_event_of_the_separators_type(data: bytes, cuts: list[int]) -> None:
     parser = SSEParser()
     text = data.decode()
@@ -230,3 +190,20 @@ def test_a_pending_data_value_always_began_an_event_of_the_separators_type(data:
     for start, end in pairwise(points):
         parser.feed(text[start:end])
         assert pending_state_invariant_holds(parser)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=llm_streams(typed=True) | llm_streams(typed=False) | streams(),
+       cuts=st.lists(st.integers(0, 400), max_size=12))
+def test_after_every_chunk_the_parser_state_is_the_naive_readings(data: bytes, cuts: list[int]) -> None:
+    # Not only the final result: what is dispatched and what is pending (the partial line, the data
+    # buffer, an event type, the last event ID) after each chunk, whichever path read it.
+    stream = EventStreamParser(utf8_errors="replace")
+    items: list[object] = []
+    fed = b""
+    for chunk in split_at(data, cuts):
+        items += stream.feed(chunk)
+        fed += chunk
+        state = (items, stream.pending_line_chars, stream.pending_event_chars, stream.parser.has_pending_event,
+                 stream.parser.last_event_id)
+        assert state == reference_state(fed), f"after {len(fed)} of {len(data)} bytes"

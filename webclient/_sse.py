@@ -7,36 +7,42 @@ This is the HTML Living Standard's "Parsing an event stream" and "Interpreting a
 Line splitting
     Lines end at CRLF, a lone LF or a lone CR. A CR that ends one ``feed`` already terminates its
     line (spec: "block buffering ... can cause delays in event dispatch"); the parser only
-    remembers to swallow one LF if the next ``feed`` starts with it. Within one ``feed`` the text
-    is normalised to LF with two C-level ``str.replace`` calls, which is exact: ``\\r\\n`` pairs
-    are fully visible inside the chunk and a lone CR maps to LF. ``str.splitlines`` is never used:
-    U+2028, U+0085, VT and FF are ordinary data characters.
+    remembers to swallow one LF if the next ``feed`` starts with it. Outside the steady state
+    below, a feed's text is normalised to LF with two C-level ``str.replace`` calls, which is
+    exact: ``\r\n`` pairs are fully visible inside the feed and a lone CR maps to LF.
+    ``str.splitlines`` is never used: U+2028, U+0085, VT and FF are ordinary data characters.
 
-The fast path (LLM streams: every event is one data line, alone or after one ``event:`` line)
-    The parser keeps a *separator*: a blank line followed by the first line(s) of an event of one
-    type, ``"\\n\\ndata: "`` (data-only streams: Chat, Gemini) or ``"\\n\\nevent: NAME\\ndata: "``
-    (typed streams: Anthropic, Responses), and splits each feed on it with one C-level
-    ``str.split``. Every part between two separators that holds no line feed is then the value of
-    one complete event of the separator's type: the block ``PREFIX + part`` starts with an empty
-    event state (the separator's blank line dispatched the one before) and ends at the next
-    separator's blank line. One ``str.count`` proves that no part holds a line feed (the feed has
-    exactly the separators' own), and then the feed's events are built without looking at a single
-    line. The first part completes the pending line, the last one starts the next event.
-    The separator follows the stream: whenever the general path leaves a data line pending, the
-    separator becomes the prefix of that line's event (its type is already set), so a typed
-    stream switches separators where its event names change. Anything else (other fields,
-    comments, multi-line data, ids, CR framing, values near a ceiling) goes through the general
-    path, block by block and line by line, which is the spec's algorithm. The speed-up changes no
-    result: the property tests compare every shape with a naive oracle under every chunking.
+The steady state (LLM streams: every event is one data line, alone or after one ``event:`` line)
+    The parser keeps a *separator*: a blank line followed by the *prefix* of an event of one
+    type, ``"\n\ndata: "`` (data-only streams: Chat, Gemini) or ``"\n\nevent: NAME\ndata: "``
+    (typed streams: Anthropic, Responses; the CRLF form for CRLF-framed text), and splits each
+    feed on it with one ``str.split``. A separator cannot overlap itself (no proper prefix of it is
+    also a suffix), so the split is unambiguous, and every part between two separators that holds
+    no line break is the value of one complete event of the separator's type: the block
+    ``PREFIX + part`` starts with an empty event state (the separator's blank line dispatched the
+    event before) and ends at the next separator's blank line. One join and one search prove that
+    no part holds a line break; the feed's events are then built without reading a single line.
+    The first part ends the pending event: the pending line plus the first part must be the rest
+    of an event of the separator's type with an empty data buffer (``_rest_of_event``; usually the
+    pending data value, ``_data_tail``, plus the rest of it). The last part is the next event's
+    value so far, or that value, a blank line and the start of the next prefix.
+    Any other feed goes through the general path: the pending line is finished with the text up
+    to the first line feed (``_finish_line``), and the rest is read block by block (``_general``),
+    where a block that is one data line, alone or after one event line, is dispatched as such and
+    anything else is interpreted line by line by the spec's algorithm (``_process``).
+    The separator follows the stream: when the general path leaves a data line pending that began
+    an event, the separator becomes that event's prefix, so a typed stream switches separators
+    where its event names change. The speed-up changes no result: the property tests compare every
+    shape with a naive oracle under every chunking, and test the invariants it relies on.
 
 Pending state
     A partial line is kept as a list of fragments with a running length and joined once, when its
-    terminator arrives (eventsource-parser's fix for O(N²) re-joining). When that line is a
-    ``data:`` line that started an event (empty data buffer), the fragments hold only its *value*
-    (``_tail_is_data``): the feed that completes it dispatches ``joined fragments + first part``
-    without re-reading the line. Invariant: then the data buffer is empty and the event type is
-    the separator's type (``_tail_is_data`` is set only where both hold), so the completed event's
-    type is the separator's.
+    terminator arrives (eventsource-parser's fix for O(N²) re-joining). A ``data:`` line that
+    began an event (empty data buffer) is kept as its *value* only: as one string in the steady
+    state (``_data_tail``), as fragments when it grows over several feeds (``_tail_is_data``), so
+    that a multi-megabyte line is joined once and never re-sliced. Invariant: while a value is
+    pending, the data buffer is empty and the event type is the separator's type (a value is only
+    held where both hold), so the event it completes has the separator's type.
 
 Linear time
     Each feed is a fixed number of C-level passes over its text; each pending fragment is joined
@@ -48,8 +54,8 @@ Ceilings (checked so the trip point never depends on chunking)
     partial line after each ``feed``. A line longer than the ceiling trips whether it arrives whole
     or one character at a time, because its prefix grows past the ceiling either way.
     ``max_event_chars``: the data buffer (values plus their LFs) after each ``data`` line.
-    The fast path builds events without these checks only when no value can reach a ceiling
-    (``_fast_cap``); any other value is interpreted line by line, which checks them.
+    The steady state and the block shortcut build events without these checks only when no line
+    can reach a ceiling (``_fast_cap``); anything else is interpreted line by line, which checks.
     A trip records ``Failure(BUFFER_LIMIT, "line" | "event")``; events dispatched earlier in the
     same ``feed`` are still returned, the over-long line is dropped (so the pending counts at a
     trip are the same for every chunking), and the parser accepts no more input.
@@ -100,6 +106,7 @@ class SSEParser:
         "failure",
         "ids_ignored",
         "last_event_id",
+        "lines_interpreted",
         "retries_rejected",
         "retry",
         "unknown_fields",
@@ -109,7 +116,7 @@ class SSEParser:
     def __init__(self, limits: Limits = DEFAULT_LIMITS) -> None:
         self._max_line = limits.max_line_chars
         self._max_event = limits.max_event_chars
-        # Longest value the fast path may dispatch without the per-line ceiling checks: the line
+        # Longest value the steady state may dispatch without the per-line ceiling checks: the line
         # is "data: " + value (line ceiling) and the data buffer is value + LF (event ceiling).
         self._fast_cap = min(limits.max_line_chars - 6, limits.max_event_chars - 1)
         self._closed = False
@@ -126,12 +133,7 @@ class SSEParser:
         self._tail_is_data = False
         # Or, in the steady state, such a value as one string (see "Pending state").
         self._data_tail: str | None = None
-        # The fast path's separator; set by ``_use_prefix``.
-        self._prefix_type = ""
-        self._prefix = ""
-        self._separator = ""
-        self._separator_crlf = ""
-        self._fast_type = ""
+        # The steady state's separator (see ``_use_prefix``).
         self._use_prefix("")
         # The data buffer as a list of values; its WHATWG length (values + one LF each).
         self._data: list[str] = []
@@ -154,6 +156,9 @@ class SSEParser:
         self.retries_rejected = 0
         #: Characters scanned plus characters re-joined: a linear-time witness for tests.
         self.work = 0
+        #: Lines read one at a time by the spec's algorithm; the events of the steady state and of
+        #: the block shortcut are built without it: a witness for tests that those paths are taken.
+        self.lines_interpreted = 0
         #: The ``buffer_limit`` failure once a ceiling tripped, else ``None``.
         self.failure: Failure | None = None
 
@@ -260,7 +265,7 @@ class SSEParser:
     def _rest_of_event(self, head: str) -> str | None:
         """If the pending partial line followed by ``head`` is the rest of an event of the
         separator's type begun with an empty data buffer (``data: `` after its event line, or the
-        whole prefix at a block start) plus a value with no line break, return that value."""
+        whole prefix at a block start) followed by a value, return the value, else ``None``."""
         if self._data or self._tail_is_data:
             return None
         if self._event_type == self._prefix_type:
@@ -270,9 +275,8 @@ class SSEParser:
         else:
             return None
         line = "".join(self._line_parts) + head
-        if line.startswith(expected) and line.count("\n") == expected.count("\n"):
-            return line[len(expected) :]
-        return None
+        # (A line break after ``expected`` would be in the value, which the caller refuses.)
+        return line[len(expected) :] if line.startswith(expected) else None
 
     def _finish_line(self, text: str, out: list[SSEItem]) -> int:
         """Complete the pending partial line with ``text`` up to its first line feed (``text``
@@ -386,7 +390,6 @@ class SSEParser:
         # chunking, and a trip must not.
         self._line_parts = []
         self._line_len = 0
-        self._tail_is_data = False
         self._data_tail = None
         self.failure = Failure(Outcome.BUFFER_LIMIT, "line")
 
@@ -402,6 +405,7 @@ class SSEParser:
     # -- interpretation --------------------------------------------------------------------
 
     def _process(self, lines: list[str], out: list[SSEItem]) -> None:
+        self.lines_interpreted += len(lines)
         max_line = self._max_line
         data = self._data
         append = out.append
