@@ -229,6 +229,8 @@ def test_an_event_line_over_the_ceiling_trips_in_a_typed_stream(name_len: int, t
         assert result["failure"] is not None and result["failure"].stage == "line"
     else:
         assert result["items"] == [M("1", type="a"), M("2", type="a"), M("3", type=name), M("4", type="a")]
+        parser = SSEParser(LINE_LIMIT)  # an event line at the ceiling does not need reading line by line
+        assert parser.feed(data.decode()) == result["items"] and parser.lines_interpreted == 0
 
 
 @pytest.mark.parametrize(("value_len", "trips"), [(14, False), (15, True)])
@@ -388,22 +390,24 @@ def test_an_unfinished_data_line_after_fast_path_events_trips_exactly_past_the_c
 # -- the steady state and the block shortcut are taken (the speed-up relies on them) -------------
 
 
-def llm_stream(typed: bool, events: int, crlf: bool = False) -> bytes:
+def llm_stream(typed: bool, events: int, crlf: bool = False, size: int = 1) -> bytes:
     """An LLM-shaped stream: JSON values of mixed scripts; typed ones in runs of one event name."""
     words = ["Hello", " wörld", " 你好", " 😀", ",", " the", " stream", "\\n"]
     out = []
     for i in range(events):
-        value = f'{{"i":{i},"delta":{{"text":"{words[i % len(words)] * (1 + i % 3)}"}}}}'
+        value = f'{{"i":{i},"delta":{{"text":"{words[i % len(words)] * (1 + i % 3) * size}"}}}}'
         head = f"event: {['content_block_delta', 'ping', 'response.output_text.delta'][i // 40 % 3]}\n" if typed else ""
         out.append(f"{head}data: {value}\n\n")
     text = "".join(out)
     return (text.replace("\n", "\r\n") if crlf else text).encode()
 
 
-@pytest.mark.parametrize(("typed", "crlf"), [(False, False), (False, True), (True, False)],
-                         ids=["data-only", "data-only-crlf-like-gemini", "typed"])
-def test_llm_streams_in_small_chunks_are_read_in_the_steady_state(typed: bool, crlf: bool) -> None:
-    data = llm_stream(typed, 3000, crlf)
+@pytest.mark.parametrize(("typed", "crlf", "size"), [(False, False, 1), (False, True, 1), (True, False, 1),
+                                                    (False, False, 40), (True, False, 40)],
+                         ids=["data-only", "data-only-crlf-like-gemini", "typed", "data-only-one-event-per-chunk",
+                              "typed-one-event-per-chunk"])
+def test_llm_streams_in_small_chunks_are_read_in_the_steady_state(typed: bool, crlf: bool, size: int) -> None:
+    data = llm_stream(typed, 3000, crlf, size)
     stream = EventStreamParser()
     items = []
     for start in range(0, len(data), 1024):
@@ -440,7 +444,21 @@ def test_counters_start_at_zero_and_count_exactly() -> None:
     assert (parser.events_dispatched, parser.last_event_id) == (0, "")
     text = "data: a\n\nevent: t\ndata: b\n\n"
     assert len(parser.feed(text)) == parser.events_dispatched == 2
-    assert parser.work >= len(text)
+    assert parser.work >= len(text) + len(": only a comment\n\n")
+    lines = parser.lines_interpreted
+    assert parser.feed("id: 5\nretry: 9\n\n") == [RetryField(9)]
+    assert parser.lines_interpreted - lines == 3  # two fields and the blank line
+
+
+@pytest.mark.parametrize(("limits", "value"), [
+    pytest.param(Limits(max_line_chars=20), "v" * 14, id="value-at-the-line-ceiling"),
+    pytest.param(Limits(max_line_chars=100, max_event_chars=10), "v" * 9, id="value-at-the-event-ceiling"),
+])
+def test_a_value_at_a_ceiling_is_still_dispatched_without_reading_lines(limits: Limits, value: str) -> None:
+    for text in (f"data: {value}\n\n", f"event: a\ndata: 1\n\ndata: {value}\n\n"):
+        parser = SSEParser(limits)
+        assert parser.feed(text) == reference_parse(text.encode()) and parser.failure is None
+        assert parser.lines_interpreted == 0, text
 
 
 def test_an_id_line_before_a_blank_line_sets_the_last_event_id_without_an_event() -> None:
@@ -448,7 +466,48 @@ def test_an_id_line_before_a_blank_line_sets_the_last_event_id_without_an_event(
     assert (result["items"], result["last_event_id"]) == ([M("a")], "7")
 
 
-def test_an_id_line_alone_applies_to_the_next_events_however_they_are_read() -> None:
-    data = b"id: 7\n" + b"data: x\n\n" + b"event: e\ndata: y\n\n"
-    result = assert_chunking_invariant(parse, data)
-    assert (result["items"], result["last_event_id"]) == ([M("x", "7"), M("y", "7", type="e")], "7")
+@pytest.mark.parametrize("event", [b"data: x\n\n", b"event: e\ndata: x\n\n"], ids=["data-only", "typed"])
+def test_an_id_line_alone_applies_to_the_next_event_however_it_is_read(event: bytes) -> None:
+    result = assert_chunking_invariant(parse, b"data: a\n\nid: 7\n" + event)
+    assert result["items"][1].last_event_id == "7"  # type: ignore[union-attr]
+    assert result["last_event_id"] == "7"
+
+
+# -- the pipeline's own bookkeeping ----------------------------------------------------------------
+
+
+def test_the_pipeline_counts_chunks_characters_and_events_of_its_layers() -> None:
+    stream = EventStreamParser()
+    items = []
+    for chunk in (b"", b"data: \xe2\x82", b"\xac\n\n", b"", b"data: b\n\n"):
+        items += stream.feed(chunk)
+    assert items == [M("\u20ac"), M("b")]
+    assert stream.chunk_count == 3  # empty chunks are not chunks
+    assert (stream.bytes_received, stream.chars_decoded) == (20, 18)
+    assert stream.events_dispatched == 2
+
+
+def test_pending_bytes_are_the_unfinished_character_then_whether_one_was_cut() -> None:
+    stream = EventStreamParser()
+    stream.feed(b"data: a\n\n\xe2\x82")
+    assert stream.pending_bytes == 2
+    assert stream.close() == []
+    assert stream.pending_bytes == 1
+    whole = EventStreamParser()
+    whole.feed(b"data: a\n\n")
+    whole.close()
+    assert whole.pending_bytes == 0
+
+
+def test_feeding_nothing_after_close_is_still_a_usage_error() -> None:
+    stream = EventStreamParser()
+    stream.close()
+    with pytest.raises(UsageError):
+        stream.feed(b"")
+
+
+def test_close_after_a_limit_trip_flushes_nothing_even_with_a_cut_character() -> None:
+    stream = EventStreamParser(LINE_LIMIT, utf8_errors="replace")
+    assert stream.feed(b"data: " + b"v" * 30 + b"\xe2\x82") == []
+    assert stream.failure is not None and stream.failure.stage == "line"
+    assert stream.close() == []

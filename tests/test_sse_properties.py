@@ -178,7 +178,7 @@ def pending_state_invariant_holds(parser: SSEParser) -> bool:
         return True
     return (not (held_as_string and held_as_fragments) and not parser._data
             and parser._event_type == parser._prefix_type
-            and (held_as_string or parser._line_parts != []) and (held_as_fragments or parser._line_parts == []))
+            and (held_as_string or parser._line_parts != []) and (held_as_fragments or not "".join(parser._line_parts)))
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])

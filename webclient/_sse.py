@@ -257,9 +257,9 @@ class SSEParser:
         self.work += len(text)
         out = []
         # The general path: finish the pending line, then the rest block by block.
-        start = self._finish_line(text, out)
+        rest = self._finish_line(text, out)
         if self.failure is None:
-            self._general(text[start:], out)
+            self._general(rest, out)
         return out
 
     def _rest_of_event(self, head: str) -> str | None:
@@ -278,13 +278,12 @@ class SSEParser:
         # (A line break after ``expected`` would be in the value, which the caller refuses.)
         return line[len(expected) :] if line.startswith(expected) else None
 
-    def _finish_line(self, text: str, out: list[SSEItem]) -> int:
+    def _finish_line(self, text: str, out: list[SSEItem]) -> str:
         """Complete the pending partial line with ``text`` up to its first line feed (``text``
-        holds one) and interpret it; return where the rest of ``text`` starts."""
+        holds one) and interpret it; return the rest of ``text``, from a line start."""
         self._unpack_tail()
         if not self._line_len:
-            self._line_parts = []
-            return 0
+            return text  # (empty fragments may be left: they join to nothing)
         end = text.find("\n")
         self._line_parts.append(text[:end])
         line = "".join(self._line_parts)
@@ -308,8 +307,8 @@ class SSEParser:
         if self.failure is None and text.startswith("\n", end + 1):
             # A blank line right after it dispatches, so that the rest starts at a block start.
             self._process([""], out)
-            return end + 2
-        return end + 1
+            return text[end + 2 :]
+        return text[end + 1 :]
 
     def _general(self, text: str, out: list[SSEItem]) -> None:
         """Interpret ``text``, which starts at a line start (nothing pending), block by block; hold
@@ -320,18 +319,21 @@ class SSEParser:
         blocks = text.split("\n\n")
         last = blocks.pop()
         cap = self._fast_cap
+        max_line = self._max_line
         append = out.append
         fresh = not self._data and not self._event_type
         for block in blocks:
-            if fresh and len(block) <= cap:
+            if fresh:
                 if block.startswith("event: "):
                     eol = block.find("\n")
-                    if block.startswith("data: ", eol + 1) and block.find("\n", eol + 1) < 0:
+                    # No line over the ceiling: the event line (``eol`` characters) and the data line.
+                    if (block.startswith("data: ", eol + 1) and block.count("\n") == 1 and eol <= max_line
+                            and len(block) - eol - 7 <= cap):
                         self.last_event_id = self._id_buffer
                         append(_tuple_new(SSEEvent, (block[7:eol] or "message", block[eol + 7 :], self._id_buffer)))
                         self.events_dispatched += 1
                         continue
-                elif block.startswith("data: ") and "\n" not in block:
+                elif block.startswith("data: ") and "\n" not in block and len(block) - 6 <= cap:
                     self.last_event_id = self._id_buffer
                     append(_tuple_new(SSEEvent, ("message", block[6:], self._id_buffer)))
                     self.events_dispatched += 1
@@ -434,12 +436,11 @@ class SSEParser:
                 # Fast path for the overwhelmingly common field.
                 value = line[6:] if line[5:6] == " " else line[5:]
             else:
-                colon = line.find(":")
-                if colon < 0:
-                    name, value = line, ""
-                else:
-                    name = line[:colon]
-                    value = line[colon + 2 :] if line[colon + 1 : colon + 2] == " " else line[colon + 1 :]
+                # The field name is everything before the first colon (the whole line if there is
+                # none, with an empty value); one leading space is removed from the value.
+                name, _, value = line.partition(":")
+                if value.startswith(" "):
+                    value = value[1:]
                 if name != "data":
                     self._field(name, value, out)
                     continue
