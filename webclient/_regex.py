@@ -48,6 +48,7 @@ repetition is expanded), nest groups deeper than :data:`MAX_NESTING`, or repeat 
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_left, bisect_right
 from typing import Final, NamedTuple, TypeAlias
 
@@ -147,6 +148,12 @@ class _Repeat(NamedTuple):
 
 _Node: TypeAlias = "_Chars | _Assert | _Cat | _Alt | _Repeat"
 _HEX: Final = frozenset("0123456789abcdefABCDEF")
+# Pieces of the *pattern's* syntax, read with re.match at one position: each is a fixed sequence of
+# character classes, which re matches in time linear in the match (the pattern is the caller's
+# schema; it is the matching of model output that must not use re).
+_BRACES: Final = re.compile(r"\{([0-9]+)(,)?([0-9]*)\}")
+_GROUP_NAME: Final = re.compile(r"\?<[A-Za-z_$][A-Za-z0-9_$]*>")
+_CODE_POINT: Final = re.compile(r"\{([0-9a-fA-F]{1,6})\}")
 
 
 class _Parser:
@@ -207,10 +214,10 @@ class _Parser:
         elif c == "?":
             bounds = (0, 1)
         elif c == "{":
-            close = s.find("}", i)
-            low, comma, high = s[i + 1 : close].partition(",") if close > 0 else ("", "", "")
-            if not _decimal(low) or (high and not _decimal(high)):
+            braces = _BRACES.match(s, i)
+            if braces is None:
                 return None  # not a quantifier: "{" is a literal (ECMA-262 Annex B)
+            low, comma, high = braces.group(1, 2, 3)
             minimum = _bounded(low)
             maximum = _bounded(high) if high else (None if comma else minimum)
             if max(minimum, maximum or 0) > MAX_REPEAT:
@@ -218,7 +225,7 @@ class _Parser:
             if maximum is not None and maximum < minimum:
                 raise self.fail("is not a valid regular expression (repetition bounds out of order)")
             bounds = (minimum, maximum)
-            i = close
+            i = braces.end() - 1
         else:
             return None
         i += 1
@@ -259,11 +266,10 @@ class _Parser:
         if s.startswith("?:", self.i):
             self.i += 2
         elif s.startswith("?<", self.i) and not s.startswith(("?<=", "?<!"), self.i):
-            close = s.find(">", self.i)
-            name = s[self.i + 2 : close] if close > 0 else ""
-            if not (name.isascii() and name.isidentifier()):
+            name = _GROUP_NAME.match(s, self.i)
+            if name is None:
                 raise self.fail("is not a valid regular expression (group name)")
-            self.i = close + 1
+            self.i = name.end()
         elif s.startswith("?", self.i):
             raise self.refuse("uses lookaround or flags, which are not supported")
         node = self.disjunction(depth + 1)
@@ -339,12 +345,11 @@ class _Parser:
     def unicode_escape(self) -> int:
         s = self.s
         if s.startswith("{", self.i):
-            close = s.find("}", self.i)
-            digits = s[self.i + 1 : close] if close > 0 else ""
-            if not (digits and _HEX.issuperset(digits) and int(digits, 16) <= _MAX_CODE):
+            braces = _CODE_POINT.match(s, self.i)
+            if braces is None or int(braces.group(1), 16) > _MAX_CODE:
                 raise self.fail("is not a valid regular expression (code point escape)")
-            self.i = close + 1
-            return int(digits, 16)
+            self.i = braces.end()
+            return int(braces.group(1), 16)
         code = self.hex_escape(4)
         low = s[self.i + 2 : self.i + 6]
         if (0xD800 <= code <= 0xDBFF and s.startswith("\\u", self.i) and len(low) == 4 and _HEX.issuperset(low)
@@ -353,10 +358,6 @@ class _Parser:
             self.i += 6
             return 0x10000 + ((code - 0xD800) << 10) + (int(low, 16) - 0xDC00)
         return code
-
-
-def _decimal(digits: str) -> bool:
-    return digits.isascii() and digits.isdigit()
 
 
 def _bounded(digits: str) -> int:
