@@ -299,16 +299,22 @@ def mutated_source(module: str, mutant: Mutant | None) -> str:
 
 # -- equivalents -----------------------------------------------------------------------------
 
+def equivalence_row(m: Mutant, reason: str) -> str:
+    """The table row that explains ``m`` as equivalent (``|`` in a cell is written ``\\|``)."""
+    cells = [m.module, m.function or "<module>", f"`{m.source_line}`", m.description, reason]
+    return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
+
+
 def known_equivalents() -> dict[tuple[str, str, str, str], str]:
-    """Rows of the equivalents table: ``| module | function | line | mutation | reason |``."""
+    """Rows of the equivalents table: ``| module | function | `line` | mutation | reason |``."""
     table: dict[tuple[str, str, str, str], str] = {}
     if not EQUIVALENTS.exists():
         return table
     for row in EQUIVALENTS.read_text(encoding="utf-8").splitlines():
-        cells = [c.strip() for c in re.split(r"(?<!\\)\|", row.strip())[1:-1]]
+        cells = [c.strip().replace("\\|", "|") for c in re.split(r"(?<!\\)\|", row.strip())[1:-1]]
         if len(cells) == 5 and cells[0].startswith("webclient/"):
-            module, function, line, description, reason = (c.replace("\\|", "|") for c in cells)
-            table[module, function, line.strip("`").replace("``", "`"), description] = reason
+            module, function, line, description, reason = cells
+            table[module, "" if function == "<module>" else function, line[1:-1], description] = reason
     return table
 
 
@@ -417,6 +423,7 @@ def main() -> int:
         for v in unexplained:
             m = v.mutant
             print(f"  SURVIVED {m.module}:{m.line}: {m.description}  in {m.function or '<module>'}: {m.source_line}")
+            print(f"    (if equivalent, explain it in {EQUIVALENTS.name}: {equivalence_row(m, 'why')})")
         for v in explained:
             m = v.mutant
             print(f"  equivalent {m.module}:{m.line}: {m.description}  ({equivalents[m.key]})")

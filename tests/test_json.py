@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from webclient._json import MAX_JSON_DEPTH, loads, max_depth, too_deep
+from webclient._json import MAX_JSON_DEPTH, loads, loads_strict, max_depth, too_deep
 
 #: Characters handled per input character (six passes at most, see ``webclient/_json.py``).
 WORK_PER_CHAR = 6
@@ -100,3 +100,32 @@ def test_many_shallow_brackets_are_measured_and_pass() -> None:
     text = "[" + ",".join(['{"a": [1]}'] * (MAX_JSON_DEPTH + 1)) + "]"
     assert max_depth(text)[0] == 3
     assert not too_deep(text)
+
+
+@pytest.mark.parametrize(("text", "depth", "work"), [
+    # work = two replace passes over the text, split and join over what is left, the bracket pass
+    # over the outside of strings, and the brackets themselves.
+    pytest.param('["a"]', 1, 2 * 5 + 2 * 5 + 2 + 2, id="plain"),
+    pytest.param('["\\\\", "\\"[", [{}]]', 3, 2 * 19 + 2 * 15 + 10 + 6, id="escapes"),
+])
+def test_the_depth_scan_counts_its_passes_exactly(text: str, depth: int, work: int) -> None:
+    assert max_depth(text) == (depth, work)
+
+
+@pytest.mark.parametrize("loader", [loads, loads_strict], ids=["loads", "loads_strict"])
+def test_both_loaders_refuse_nesting_past_the_limit_in_arrays_and_in_objects(loader: object) -> None:
+    for opener, closer, inner in (("[", "]", ""), ('{"a":', "}", "1")):
+        at_limit = opener * MAX_JSON_DEPTH + inner + closer * MAX_JSON_DEPTH
+        assert loader(at_limit) is not None  # type: ignore[operator]
+        with pytest.raises(ValueError):
+            loader(opener + at_limit + closer)  # type: ignore[operator]
+    long_and_shallow = "[" + ",".join(['{"a": [1, "x"]}'] * MAX_JSON_DEPTH) + "]"
+    assert loader(long_and_shallow) == [{"a": [1, "x"]}] * MAX_JSON_DEPTH  # type: ignore[operator]
+
+
+def test_the_strict_loader_refuses_non_standard_constants() -> None:
+    assert loads_strict('{"x": 1e3}') == {"x": 1000.0}
+    for constant in ("NaN", "Infinity", "-Infinity"):
+        with pytest.raises(ValueError):
+            loads_strict(f'{{"x": {constant}}}')
+        assert loads(f'{{"x": {constant}}}') is not None

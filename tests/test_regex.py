@@ -46,6 +46,7 @@ MATCHES = [
     ("^a{0}b$", "b", True),
     ("^(?:ab|cd)+$", "abcdab", True),
     ("^(?<word>ab)c$", "abc", True),
+    ("^(?<$w_1>ab)$", "ab", True),
     ("^colou??r$", "color", True),
     ("^a*?b+?$", "aabb", True),
     ("x{", "x{", True),  # not a quantifier: a literal (Annex B)

@@ -57,22 +57,24 @@ def max_depth(text: str) -> tuple[int, int]:
 
 def too_deep(text: str, limit: int = MAX_JSON_DEPTH) -> bool:
     """Whether ``text`` (as JSON) nests more than ``limit`` arrays/objects deep."""
-    if len(text) <= limit or text.count("[") + text.count("{") <= limit:
-        return False
     return max_depth(text)[0] > limit
+
+
+def _refuse_deep(text: str) -> None:
+    # A text can only nest as deep as it has openers, so most never need measuring.
+    if len(text) > MAX_JSON_DEPTH and text.count("[") + text.count("{") > MAX_JSON_DEPTH and too_deep(text):
+        raise ValueError("JSON nesting too deep")
 
 
 def loads(text: str) -> Any:
     """``json.loads`` that raises ``ValueError`` instead of recursing past :data:`MAX_JSON_DEPTH`."""
-    if len(text) > MAX_JSON_DEPTH and too_deep(text):
-        raise ValueError("JSON nesting too deep")
+    _refuse_deep(text)
     return _loads(text)
 
 
 def loads_strict(text: str) -> Any:
     """Like :func:`loads`, also refusing the non-standard constants ``NaN`` and ``Infinity``."""
-    if len(text) > MAX_JSON_DEPTH and too_deep(text):
-        raise ValueError("JSON nesting too deep")
+    _refuse_deep(text)
     return _loads(text, parse_constant=_refuse_constant)
 
 
