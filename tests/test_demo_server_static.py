@@ -54,6 +54,11 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     write(root / "webclient" / "runtime-0123456789ABCDEF" / "a.js", b"upper-case hex is not a content hash")
     write(root / "webclient" / "runtime-0123" / "a.js", b"too short for a content hash")
     write(root / "webclient-0123456789abcdef.js", b"a hashed *file* name is not a hashed directory")
+    # A sidecar with the same size and mtime as its file: only the coding tells their ETags apart.
+    write(root / "webclient" / "twin.js", b"x" * 2048)
+    (root / "webclient" / "twin.js.br").write_bytes(b"y" * 2048)
+    for name in ("twin.js", "twin.js.br"):
+        os.utime(root / "webclient" / name, ns=(1_700_000_000_000_000_000, 1_700_000_000_000_000_000))
     # A sidecar that is a symlink out of the site is never served.
     outside = root.parent / "outside-sidecar.br"
     outside.write_bytes(b"OUTSIDE")
@@ -131,6 +136,8 @@ def test_each_encoding_has_its_own_strong_etag(server: str) -> None:
     assert len(set(tags.values())) == 3, tags
     for tag in tags.values():
         assert tag is not None and tag.startswith('"') and tag.endswith('"'), "strong (no W/), quoted"
+    twins = {get(server, "/webclient/twin.js", Accept_Encoding=coding).header("etag") for coding in ("br", "identity")}
+    assert len(twins) == 2, "same size and mtime, still distinct per encoding"
 
 
 # --- caching ------------------------------------------------------------------------------------------
