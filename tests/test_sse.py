@@ -302,6 +302,15 @@ def test_a_replacement_that_trips_the_line_ceiling_at_eof_ends_the_session_as_bu
     assert finish([data[:-2]]) == (Outcome.TRUNCATED, "pending_line")  # without the cut character
 
 
+def test_a_cr_after_an_invalid_byte_does_not_count_as_a_line_break_before_it() -> None:
+    # The pipeline tells the parser whether a chunk holds a CR from its bytes; in strict mode the
+    # text stops at the invalid byte, so the CR after it is not in the text.
+    result = assert_chunking_invariant(lambda c: parse(c, errors="strict"), b"data: a\n\ndata: b\xff\r\n\r\n")
+    assert result["items"] == [M("a")]
+    assert result["failure"] is not None and result["failure"].outcome is Outcome.DECODE_ERROR
+    assert result["pending_line"] == len("data: b")
+
+
 def test_feed_after_a_limit_trip_is_a_usage_error() -> None:
     stream = EventStreamParser(LINE_LIMIT)
     stream.feed(b"x" * 50)

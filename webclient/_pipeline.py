@@ -47,7 +47,10 @@ class EventStreamParser:
         self.chunk_count += 1
         text = self.decoder.feed(data)
         if text:
-            items = self.parser.feed(text)
+            # The parser's own checks are this object's (it is closed and fails with it), and a CR
+            # is in the text exactly when it is in the bytes (ASCII never sits inside a multi-byte
+            # sequence; a strict-mode failure only cuts text, which at worst makes this too true).
+            items = self.parser._feed(text, b"\r" in data)
             if self.parser.failure is not None:
                 # A ceiling tripped in text before any invalid byte: it is earlier in the stream.
                 self.failure = self.parser.failure

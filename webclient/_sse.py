@@ -191,11 +191,15 @@ class SSEParser:
             raise UsageError("feed() after close() or after a buffer_limit failure")
         if not text:
             return []
+        return self._feed(text, "\r" in text)
+
+    def _feed(self, text: str, crlf: bool) -> list[SSEItem]:
+        # ``feed`` for text that is not empty, with ``crlf`` telling whether it holds a CR (the
+        # pipeline finds that out on the bytes, faster); the caller has checked the state.
         if self._strip_next:
             if text[0] == self._strip_next:
                 text = text[1:]
             self._strip_next = ""
-        crlf = "\r" in text
         if not crlf and "\n" not in text:
             # No line break: the pending line only grows (a long line spanning many feeds).
             self.work += len(text)
@@ -256,6 +260,9 @@ class SSEParser:
             text = text.replace("\r\n", "\n").replace("\r", "\n")
         self.work += len(text)
         out = []
+        if "\n" not in text:  # (only when ``crlf`` was wrongly true: see ``_feed``)
+            self._hold(text)
+            return out
         # The general path: finish the pending line, then the rest block by block.
         rest = self._finish_line(text, out)
         if self.failure is None:
