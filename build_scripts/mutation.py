@@ -33,9 +33,9 @@ Mutation operators (one change per mutant, applied to the module's syntax tree):
 - constants nudged: integers ``n`` to ``n + 1``, booleans flipped, strings emptied (an empty
   string becomes ``"\\x00"``).
 
-Not mutated: docstrings, type annotations and ``Literal[...]`` types, ``assert`` statements, ``raise`` statements (their
-messages are not behaviour), f-strings, ``__slots__``/``__all__``, and lines marked
-``# pragma: no mutate``.
+Not mutated: docstrings, type annotations, ``Literal[...]`` types and type aliases, ``assert``
+statements, ``raise`` statements (their messages are not behaviour), f-strings,
+``__slots__``/``__all__``, and lines marked ``# pragma: no mutate``.
 
 How a mutant runs: a subprocess starts pytest with an import hook that serves the mutant's source
 for the module's import name (no file in the repository is touched, so runs can overlap and an
@@ -232,6 +232,8 @@ def _skipped(node: ast.AST, field: str, parent: ast.AST | None) -> bool:
         return True  # a type (``Literal["strict", "replace"]``), not a value
     if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
         return True  # a docstring (or a bare string statement)
+    if isinstance(node, ast.AnnAssign) and isinstance(node.annotation, ast.Name) and node.annotation.id == "TypeAlias":
+        return True  # a type alias: read only by type checkers
     if isinstance(node, ast.Assign | ast.AnnAssign):
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
         return any(isinstance(t, ast.Name) and t.id in ("__slots__", "__all__") for t in targets)

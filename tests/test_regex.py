@@ -221,3 +221,90 @@ def test_a_dfa_cache_is_reused_between_searches() -> None:
     first = compiled.work
     compiled.search("get_weather")
     assert compiled.work - first == len("get_weather")  # cached: one step per character, no closures
+
+
+# -- character classes and word boundaries, at every edge ----------------------------------------
+
+def _zs() -> set[int]:
+    import unicodedata
+
+    return {c for c in range(0x3100) if unicodedata.category(chr(c)) == "Zs"}
+
+
+LINE_TERMINATORS = {0x0A, 0x0D, 0x2028, 0x2029}
+#: ECMA-262: WhiteSpace (TAB, VT, FF, ZWNBSP, any Zs) and LineTerminator; derived here from
+#: Python's Unicode database, independently of the module's table.
+SPACE = {0x09, 0x0B, 0x0C, 0xFEFF} | _zs() | LINE_TERMINATORS
+WORD = {ord(c) for c in "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_"}
+DIGIT = {ord(c) for c in "0123456789"}
+CODES = [*range(0x3100), 0xD7FF, 0xE000, 0xFEFE, 0xFEFF, 0xFF00, 0x10FFFE, 0x10FFFF]
+CLASSES = {
+    r"\d": DIGIT, r"\D": {c for c in CODES if c not in DIGIT},
+    r"\w": WORD, r"\W": {c for c in CODES if c not in WORD},
+    r"\s": SPACE, r"\S": {c for c in CODES if c not in SPACE},
+    ".": {c for c in CODES if c not in LINE_TERMINATORS},
+    r"[\d\s]": DIGIT | SPACE, r"[^\w]": {c for c in CODES if c not in WORD},
+}
+
+
+@pytest.mark.parametrize("klass", sorted(CLASSES))
+def test_a_class_escape_holds_exactly_the_ecma_characters(klass: str) -> None:
+    compiled = Pattern(f"^{klass}$")
+    wrong = [hex(c) for c in CODES if compiled.search(chr(c)) is not (c in CLASSES[klass])]
+    assert not wrong
+
+
+def test_a_word_boundary_is_found_exactly_around_word_characters() -> None:
+    boundary, inside, after_a = Pattern(r"\b"), Pattern(r"\B"), Pattern(r"^a\b")
+    for c in range(0x80):
+        assert boundary.search(chr(c)) is (c in WORD), hex(c)
+        assert inside.search(chr(c)) is (c not in WORD), hex(c)
+        assert after_a.search("a" + chr(c)) is (c not in WORD), hex(c)
+
+
+@pytest.mark.parametrize(("pattern", "inside", "outside"), [
+    ("[a-cx-z]", "abcxyz", "dmwA`{"),
+    ("[ac]", "ac", "bd"),
+    ("[a-dc-f]", "abcdef", "`g"),
+    ("[ab]", "ab", "[]^"),
+    ("[^b]", "ac\x00\U0010ffff", "b"),
+    ("[^a]", "\x00b", "a"),
+    ("[^\\u{0}-\\u{10FFFE}]", "\U0010ffff", "\x00a\U0010fffe"),
+    ("[\\b\\-]", "\b-", "b\\"),
+])
+def test_class_ranges_merge_and_complement_exactly(pattern: str, inside: str, outside: str) -> None:
+    compiled = Pattern(f"^{pattern}$")
+    assert all(compiled.search(c) for c in inside)
+    assert not any(compiled.search(c) for c in outside)
+
+
+@pytest.mark.parametrize(("pattern", "text", "expected"), [
+    ("^a?$", "aa", False),
+    ("^a{0000000001}$", "a", True),
+    ("^a{0000000001}$", "aa", False),
+    (r"^\u{10FFFF}$", "\U0010ffff", True),
+    (r"^\uD800\uDC00$", "\U00010000", True),
+    (r"^\uDBFF\uDFFF$", "\U0010ffff", True),
+    (r"^\uD7FF\uDC00$", "\ud7ff\udc00", True),
+    (r"^\uDC00\uDC00$", "\udc00\udc00", True),
+    (r"^\uD800\uE000$", "\ud800\ue000", True),
+    (r"^\uD83DxxDC00$", "\ud83dxxDC00", True),
+    (r"^\uD83D\uDE00a$", "\U0001f600a", True),
+])
+def test_escapes_and_counts_at_their_edges(pattern: str, text: str, expected: bool) -> None:
+    assert Pattern(pattern).search(text) is expected
+
+
+@pytest.mark.parametrize("pattern", ["[a-", r"\01x", r"\u{1234567}"])
+def test_more_patterns_are_refused(pattern: str) -> None:
+    with pytest.raises(PatternError):
+        Pattern(pattern)
+
+
+def test_one_state_more_than_the_limit_is_refused() -> None:
+    with pytest.raises(PatternError):
+        Pattern("^" + "a" * (MAX_STATES - 1))
+
+
+def test_a_new_pattern_has_done_no_work() -> None:
+    assert Pattern(r"^(a+)+\b$").work == 0

@@ -249,7 +249,7 @@ class _Parser:
         if c == "[":
             return self.char_class()
         if c == "\\":
-            return _Chars(self.escape(in_class=False))
+            return _Chars(self.escape())
         if c == ".":
             self.i += 1
             return _Chars(_DOT)
@@ -291,12 +291,12 @@ class _Parser:
             low = self.class_atom()
             if s.startswith("-", self.i) and s[self.i + 1 : self.i + 2] not in ("]", ""):
                 self.i += 1
-                high = self.class_atom()
-                if len(low) != 1 or len(high) != 1 or low[0][0] != low[0][1] or high[0][0] != high[0][1]:
+                first, last = _character(low), _character(self.class_atom())
+                if first is None or last is None:
                     raise self.fail("is not a valid regular expression (class escape in a range)")
-                if high[0][0] < low[0][0]:
+                if last < first:
                     raise self.fail("is not a valid regular expression (range out of order)")
-                ranges.append((low[0][0], high[0][0]))
+                ranges.append((first, last))
             else:
                 ranges.extend(low)
         self.i += 1
@@ -305,12 +305,15 @@ class _Parser:
 
     def class_atom(self) -> Ranges:
         c = self.s[self.i]
+        if self.s.startswith("\\b", self.i):
+            self.i += 2
+            return ((0x08, 0x08),)  # backspace in a class (a word boundary elsewhere)
         if c == "\\":
-            return self.escape(in_class=True)
+            return self.escape()
         self.i += 1
         return ((ord(c), ord(c)),)
 
-    def escape(self, *, in_class: bool) -> Ranges:
+    def escape(self) -> Ranges:
         """Read the escape at ``self.i``; return the characters it stands for."""
         s = self.s
         c = s[self.i + 1 : self.i + 2]
@@ -323,8 +326,6 @@ class _Parser:
             code = ord(c)
         elif c in _CONTROL:
             code = _CONTROL[c]
-        elif c == "b" and in_class:
-            code = 0x08
         elif c == "0" and not s[self.i : self.i + 1].isdigit():
             code = 0
         elif c == "x":
@@ -360,9 +361,19 @@ class _Parser:
         return code
 
 
+def _character(chars: Ranges) -> int | None:
+    """The one character ``chars`` stands for, or ``None`` (a class escape such as ``\\d``)."""
+    if len(chars) != 1:
+        return None
+    ((first, last),) = chars
+    return first if first == last else None
+
+
 def _bounded(digits: str) -> int:
-    """A repetition bound; anything past MAX_REPEAT reads as MAX_REPEAT + 1 (no huge ``int()``)."""
-    return int(digits) if len(digits) <= 6 else MAX_REPEAT + 1
+    """A repetition bound; past four significant digits it is beyond MAX_REPEAT anyway, and is read
+    as MAX_REPEAT + 1 (no ``int()`` of an arbitrarily long string)."""
+    significant = digits.lstrip("0") or "0"
+    return int(significant) if len(significant) <= 4 else MAX_REPEAT + 1
 
 
 # -- NFA -------------------------------------------------------------------------------------
@@ -463,18 +474,16 @@ class Pattern:
         self._bounds = sorted(c for c in cuts if c <= _MAX_CODE)
         self._word = [_WORD_CHAR if _contains(_WORD, lo) else _OTHER_CHAR for lo in self._bounds]
         self._classes = [_intervals(self._bounds, chars) for chars in program.chars]
-        self.work = 0
         # Whether a match can begin after the first character (a leading ``^`` says no).
-        self._restart = False
-        self._restart = any(any(self._closure(frozenset((self._start,)), before, after))
+        self._restart = any(any(self._closure(frozenset((self._start,)), before, after)[:2])
                             for before in (_WORD_CHAR, _OTHER_CHAR) for after in (_WORD_CHAR, _OTHER_CHAR, _END))
         self._states: dict[tuple[frozenset[int], int], _DState] = {}
         #: NFA state visits plus characters read, over all searches: a linear-time witness.
         self.work = 0
 
-    def _closure(self, kernel: frozenset[int], before: int, after: int) -> tuple[list[int], bool]:
+    def _closure(self, kernel: frozenset[int], before: int, after: int) -> tuple[list[int], bool, int]:
         """The CHAR states reachable from ``kernel`` without reading, at a position between
-        ``before`` and ``after``, and whether MATCH is reachable."""
+        ``before`` and ``after``, whether MATCH is reachable, and how many states were visited."""
         kind, check, nxt = self._program.kind, self._program.check, self._program.next
         seen: set[int] = set()
         stack = list(kernel)
@@ -492,8 +501,7 @@ class Pattern:
                 matched = True
             elif k == _SPLIT or _holds(check[state], before, after):
                 stack.extend(nxt[state])
-        self.work += len(seen)
-        return chars, matched
+        return chars, matched, len(seen)
 
     def _state(self, kernel: frozenset[int], before: int) -> _DState:
         states = self._states
@@ -507,7 +515,8 @@ class Pattern:
     def _step(self, state: _DState, interval: int) -> _DState | bool:
         """The state after reading a character of ``interval``: ``True`` if a match ended before
         it, ``False`` if no match can follow."""
-        chars, matched = self._closure(state.kernel, state.before, self._word[interval])
+        chars, matched, visited = self._closure(state.kernel, state.before, self._word[interval])
+        self.work += visited
         if matched:
             return True
         classes, nxt = self._classes, self._program.next
@@ -534,7 +543,8 @@ class Pattern:
                 return False
             state = target
         if state.end is None:
-            state.end = self._closure(state.kernel, state.before, _END)[1]
+            _, state.end, visited = self._closure(state.kernel, state.before, _END)
+            self.work += visited
         return state.end
 
 
