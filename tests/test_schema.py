@@ -7,8 +7,10 @@ content; and a differential property test checks the built-in validator against 
 
 from __future__ import annotations
 
+import enum
 import math
 import sys
+from collections.abc import Callable
 
 import pytest
 
@@ -569,3 +571,137 @@ def test_builtin_validator_agrees_with_jsonschema_on_generated_schemas_and_insta
             assert (adapter(instance) == []) == expected, (schema, instance)
 
     check()
+
+
+# -- edges the keyword table does not reach ------------------------------------------------------
+
+def nested(key: str, levels: int, leaf: object) -> object:
+    """``leaf`` wrapped ``levels`` times in ``{key: ...}``."""
+    for _ in range(levels):
+        leaf = {key: leaf}
+    return leaf
+
+
+def nested_lists(levels: int) -> object:
+    value: list[object] = []
+    for _ in range(levels):
+        value = [value]
+    return value
+
+
+@pytest.mark.parametrize(("schema", "make", "per_level", "problem"), [
+    # Each items/properties/additionalProperties/anyOf step and each $ref is one level of depth.
+    pytest.param({"type": "array", "items": {"$ref": "#"}}, nested_lists, 2, "depth", id="items-and-ref"),
+    pytest.param({"type": "object", "properties": {"a": {"$ref": "#"}}}, lambda n: nested("a", n, {}), 2, "depth",
+                 id="properties-and-ref"),
+    pytest.param({"type": "object", "additionalProperties": {"$ref": "#"}}, lambda n: nested("z", n, {}), 2, "depth",
+                 id="additionalProperties-and-ref"),
+    pytest.param({"anyOf": [{"type": "object", "properties": {"a": {"$ref": "#"}}}]}, lambda n: nested("a", n, {}), 3,
+                 "anyOf", id="anyOf-properties-and-ref"),
+])
+def test_an_instance_exactly_at_the_depth_limit_passes_and_one_level_more_does_not(
+        schema: dict[str, object], make: Callable[[int], object], per_level: int, problem: str) -> None:
+    levels = MAX_DEPTH // per_level
+    assert problems(schema, make(levels)) == []
+    result = problems(schema, make(levels + 1))
+    assert len(result) == 1 and result[0].endswith(f": {problem}")
+
+
+def test_a_schema_exactly_at_the_nesting_limit_compiles_and_one_level_more_does_not() -> None:
+    SchemaValidator(nested("items", MAX_DEPTH, {}))  # type: ignore[arg-type]
+    SchemaValidator({"$defs": {"d": nested("items", MAX_DEPTH - 1, {})}})
+    for schema in (nested("items", MAX_DEPTH + 1, {}), {"$defs": {"d": nested("items", MAX_DEPTH, {})}}):
+        with pytest.raises(UsageError, match="deeper"):
+            SchemaValidator(schema)  # type: ignore[arg-type]
+
+
+def test_ref_siblings_apply_under_the_current_dialect() -> None:
+    schema = {"$schema": "https://json-schema.org/draft/2020-12/schema", "$defs": {"s": {"type": "string"}},
+              "$ref": "#/$defs/s", "maxLength": 1}
+    assert problems(schema, "ab") == ["(root): maxLength"]
+
+
+def test_instances_of_subclasses_have_their_base_json_type() -> None:
+    class Color(enum.IntEnum):
+        RED = 1
+
+    class Text(str):
+        pass
+
+    class Ratio(float):
+        pass
+
+    class Table(dict):  # type: ignore[type-arg]
+        pass
+
+    class Row(list):  # type: ignore[type-arg]
+        pass
+
+    for kind, instance in (("integer", Color.RED), ("string", Text("x")), ("number", Ratio(0.5)),
+                           ("object", Table()), ("array", Row())):
+        assert problems({"type": kind}, instance) == [], kind
+        assert problems({"type": "null"}, instance) == ["(root): type"], kind
+
+
+def test_long_locations_and_names_in_error_messages_are_shortened() -> None:
+    long_name = "p" * 300
+    with pytest.raises(UsageError) as caught:
+        SchemaValidator({"properties": {long_name: {"oneOf": []}}})
+    message = str(caught.value)
+    assert "..." in message and len(message) < 200 and long_name not in message
+    with pytest.raises(UsageError) as caught:
+        SchemaValidator({"x" * 300: 1})
+    message = str(caught.value)
+    assert "..." in message and len(message) < 120
+
+
+def test_defs_are_root_only_even_inside_defs() -> None:
+    with pytest.raises(UsageError, match="only supported at the root"):
+        SchemaValidator({"$defs": {"a": {"$defs": {}}}})
+
+
+def test_a_ref_into_a_definitions_member_is_unsupported_not_dangling() -> None:
+    with pytest.raises(UsageError, match=r"\$ref must be"):
+        SchemaValidator({"$defs": {"a": {}}, "$ref": "#/$defs/a/b"})
+
+
+@pytest.mark.parametrize(("schema", "cycle"), [
+    pytest.param({"$defs": {"a": {"anyOf": [{"type": "string"}, {"$ref": "#/$defs/a"}]}}}, True,
+                 id="cycle-through-a-later-branch"),
+    pytest.param({"$defs": {"a": {"type": "string"}, "b": {"anyOf": [{"$ref": "#/$defs/a"}, {"$ref": "#/$defs/a"}]},
+                            "c": {"anyOf": [{"$ref": "#/$defs/b"}, {"$ref": "#/$defs/a"}]}}}, False,
+                 id="diamond-is-not-a-cycle"),
+])
+def test_ref_and_anyof_cycles_are_found_wherever_they_close(schema: dict[str, object], cycle: bool) -> None:
+    if cycle:
+        with pytest.raises(UsageError, match="cycle"):
+            SchemaValidator(schema)
+    else:
+        SchemaValidator(schema)
+
+
+@pytest.mark.parametrize("keyword", ["title", "description", "$comment", "format", "$schema", "$id", "deprecated",
+                                     "readOnly", "writeOnly", "examples"])
+def test_each_annotation_with_a_value_of_the_wrong_type_is_refused(keyword: str) -> None:
+    with pytest.raises(UsageError, match="wrong type"):
+        SchemaValidator({keyword: 3.5})
+
+
+def test_the_tuple_form_of_items_is_refused_as_unsupported() -> None:
+    with pytest.raises(UsageError, match="array form of items"):
+        SchemaValidator({"items": [{"type": "string"}]})
+
+
+@pytest.mark.host
+def test_jsonschema_validator_names_false_caps_problems_and_hides_undeclared_names() -> None:
+    pytest.importorskip("jsonschema")
+    assert JsonschemaValidator(False)(1) == ["(root): false"]
+    many = JsonschemaValidator({"type": "array", "items": {"type": "string"}})(list(range(3 * MAX_PROBLEMS)))
+    assert many == [f"/{i}: type" for i in range(MAX_PROBLEMS)]
+    schema = {"anyOf": [{"type": "object", "required": ["known"],
+                         "additionalProperties": {"type": "string"}}]}
+    validator = JsonschemaValidator({"type": "object", "properties": {"p": schema}})
+    result = validator({"p": {"secret": 1}})
+    assert result == ["/p: anyOf"]
+    nested_validator = JsonschemaValidator({"type": "object", "additionalProperties": schema["anyOf"][0]})
+    assert nested_validator({"secret": {"other": 1}}) == ["/*/known: required", "/*/*: type"]

@@ -250,11 +250,10 @@ class _Compiler:
     def __init__(self, schema: Mapping[str, object] | bool) -> None:
         self.nodes: list[_Node] = []
         self.defs: dict[str, dict[str, _Node]] = {"$defs": {}, "definitions": {}}
-        self.old_dialect = False
+        dialect = schema.get("$schema") if isinstance(schema, Mapping) else None
+        self.old_dialect = isinstance(dialect, str) and _OLD_DIALECT.search(dialect) is not None
         self.root = _Node("#")
         if isinstance(schema, Mapping):
-            dialect = schema.get("$schema")
-            self.old_dialect = isinstance(dialect, str) and _OLD_DIALECT.search(dialect) is not None
             # Placeholders first, so a $ref may point at a definition not compiled yet (or at itself).
             pending: list[tuple[_Node, object]] = []
             for section, table in self.defs.items():
