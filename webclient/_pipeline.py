@@ -17,6 +17,8 @@ from ._outcome import Failure
 from ._sse import SSEParser
 from ._utf8 import UTF8Decoder, Utf8Errors
 
+_CR = 0x0D
+
 
 class EventStreamParser:
     """``feed(bytes) -> list[SSEEvent | RetryField]`` and ``close() -> list[...]`` for one response.
@@ -50,7 +52,8 @@ class EventStreamParser:
             # The parser's own checks are this object's (it is closed and fails with it), and a CR
             # is in the text exactly when it is in the bytes (ASCII never sits inside a multi-byte
             # sequence; a strict-mode failure only cuts text, which at worst makes this too true).
-            items = self.parser._feed(text, b"\r" in data)
+            # (``13 in data`` is a memchr; ``b"\r" in data`` first tries the needle as an integer.)
+            items = self.parser._feed(text, _CR in data)
             if self.parser.failure is not None:
                 # A ceiling tripped in text before any invalid byte: it is earlier in the stream.
                 self.failure = self.parser.failure

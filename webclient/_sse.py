@@ -200,14 +200,15 @@ class SSEParser:
             if text[0] == self._strip_next:
                 text = text[1:]
             self._strip_next = ""
-        if not crlf and "\n" not in text:
-            # No line break: the pending line only grows (a long line spanning many feeds).
-            self.work += len(text)
-            self._hold(text)
-            return []
         # CRLF-framed text (Gemini) is split on the CRLF form of the separator.
         parts = text.split(self._separator_crlf if crlf else self._separator)
-        if len(parts) > 1:
+        if len(parts) == 1:
+            if not crlf and "\n" not in text:
+                # No line break: the pending line only grows (a long line spanning many feeds).
+                self.work += len(text)
+                self._hold(text)
+                return []
+        else:
             # The steady state (see the module docstring): the pending line plus the first part is
             # the rest of one event of the separator's type, each later part but the last is the
             # value of one more, and the last one is the value of the next event's data line so far.
