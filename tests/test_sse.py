@@ -422,6 +422,7 @@ def test_llm_streams_in_small_chunks_are_read_in_the_steady_state(typed: bool, c
     for start in range(0, len(data), 1024):
         items += stream.feed(data[start : start + 1024])
     assert items == reference_parse(data)
+    assert stream.chars_decoded <= stream.parser.work <= 2 * stream.chars_decoded
     # Lines are read one at a time only around a chunk boundary that falls inside a blank line, and
     # where the event name changes (every 40 events); not once per chunk.
     name_changes = 3000 // 40 if typed else 0

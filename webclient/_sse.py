@@ -202,13 +202,7 @@ class SSEParser:
             self._strip_next = ""
         # CRLF-framed text (Gemini) is split on the CRLF form of the separator.
         parts = text.split(self._separator_crlf if crlf else self._separator)
-        if len(parts) == 1:
-            if not crlf and "\n" not in text:
-                # No line break: the pending line only grows (a long line spanning many feeds).
-                self.work += len(text)
-                self._hold(text)
-                return []
-        else:
+        if len(parts) > 1:
             # The steady state (see the module docstring): the pending line plus the first part is
             # the rest of one event of the separator's type, each later part but the last is the
             # value of one more, and the last one is the value of the next event's data line so far.
@@ -261,7 +255,8 @@ class SSEParser:
             text = text.replace("\r\n", "\n").replace("\r", "\n")
         self.work += len(text)
         out = []
-        if "\n" not in text:  # (only when ``crlf`` was wrongly true: see ``_feed``)
+        if "\n" not in text:
+            # No line break: the pending line only grows (a long line spanning many feeds).
             self._hold(text)
             return out
         # The general path: finish the pending line, then the rest block by block.
