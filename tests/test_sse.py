@@ -6,7 +6,8 @@ from typing import Any
 
 import pytest
 
-from tests.helpers import assert_chunking_invariant
+from tests.helpers import assert_chunking_invariant, split_at
+from tests.route_fixtures import FIXTURES
 from tests.sse_reference import reference_parse
 from webclient import (
     DEFAULT_LIMITS,
@@ -540,3 +541,100 @@ def test_close_after_a_limit_trip_flushes_nothing_even_with_a_cut_character() ->
     assert stream.feed(b"data: " + b"v" * 30 + b"\xe2\x82") == []
     assert stream.failure is not None and stream.failure.stage == "line"
     assert stream.close() == []
+
+
+# -- the separator of any type, the pending line, and the hints the pipeline gives (speed-ups) -------
+
+
+def test_a_bom_or_lf_stripped_down_to_nothing_before_an_invalid_byte_and_a_cr_is_a_decode_error() -> None:
+    # The CR after the invalid byte tells the parser "may hold a CR" for text that, once the BOM (or
+    # the LF after an earlier CR) is stripped, is empty: nothing to parse, no exception.
+    for data in (b"\xef\xbb\xbf\xff\r", b"data: x\r\n\xff\r"):
+        result = assert_chunking_invariant(lambda c: parse(c, errors="strict"), data)
+        assert result["items"] == []
+        assert result["failure"] is not None and result["failure"].outcome is Outcome.DECODE_ERROR
+
+
+def test_chunks_without_a_line_break_are_held_after_one_scan_each() -> None:
+    stream = EventStreamParser()
+    stream.feed(b"event: e\ndata: ")
+    work = stream.parser.work
+    for i in range(1, 101):
+        assert stream.feed(b"v" * 1000) == []
+        assert stream.parser.work == work + 1000 * i
+        assert stream.pending_line_chars == 6 + 1000 * i
+    assert stream.feed(b"\n\n") == [M("v" * 100_000, type="e")]
+
+
+def typed_names_changing(events: int, crlf: bool = False) -> bytes:
+    """Typed events whose names change at almost every event, values of mixed scripts and sizes."""
+    names = ["content_block_delta", "content_block_delta", "ping", "content_block_stop", "message_start"]
+    out = []
+    for i in range(events):
+        value = f'{{"i":{i},"text":"{"wörld 你好 😀 " * (1 + i % 7) * (1 + 40 * (i % 23 == 0))}"}}'
+        out.append(f"event: {names[(i * 7) % len(names)]}\ndata: {value}\n\n")
+    text = "".join(out)
+    return (text.replace("\n", "\r\n") if crlf else text).encode()
+
+
+@pytest.mark.parametrize("crlf", [False, True], ids=["lf", "crlf"])
+def test_typed_streams_whose_names_keep_changing_are_read_without_reading_lines(crlf: bool) -> None:
+    data = typed_names_changing(2000, crlf)
+    stream = EventStreamParser()
+    items = []
+    for start in range(0, len(data), 1024):
+        items += stream.feed(data[start : start + 1024])
+    assert items == reference_parse(data)
+    assert stream.chars_decoded <= stream.parser.work <= 2 * stream.chars_decoded
+    # The separator of any type splits these: lines are read one at a time only where a chunk ends
+    # inside a blank line or inside a "data:" field name.
+    assert stream.parser.lines_interpreted <= len(data) // 1024 // 8
+
+
+def recorded_streams(typed: bool) -> bytes:
+    """The raw SSE recordings in ../shared/fixtures (typed ones or data-only ones), concatenated,
+    each ending in a blank line."""
+    found = []
+    for path in sorted(FIXTURES.rglob("*")):
+        if path.suffix not in (".sse", ".bin", ".txt") or path.name.endswith(".chunks.txt"):
+            continue
+        body = path.read_bytes()
+        if body.lstrip().startswith((b"data:", b"event:", b":")) and (b"\nevent:" in body) == typed:
+            found.append(body.rstrip(b"\r\n") + b"\n\n")
+    assert len(found) > 5
+    return b"".join(found)
+
+
+@pytest.mark.parametrize("typed", [False, True], ids=["data-only", "typed"])
+def test_the_recordings_in_small_chunks_are_read_in_the_steady_state(typed: bool) -> None:
+    data = recorded_streams(typed)
+    stream = EventStreamParser()
+    items = []
+    for start in range(0, len(data), 1024):
+        items += stream.feed(data[start : start + 1024])
+    assert items == reference_parse(data)
+    assert stream.chars_decoded <= stream.parser.work <= 2 * stream.chars_decoded
+    # Only the comments, multi-line and id-carrying events and the boundaries between recordings
+    # are read line by line (a few hundred lines in about 600 or 150 KB).
+    assert stream.parser.lines_interpreted <= (250 if typed else 200)
+
+
+@pytest.mark.parametrize("typed", [False, True], ids=["data-only", "typed"])
+def test_a_crlf_stream_cut_inside_a_blank_line_or_the_next_field_names_is_read_without_reading_lines(
+    typed: bool,
+) -> None:
+    head = "event: e\r\n" if typed else ""
+    event = f"{head}data: 0123\r\n\r\n"
+    data = (event * 90).encode()
+    # Cuts between the CR and the LF of the blank line, after it, and inside the next event's field
+    # names (and, typed, between the CR and the LF of its event line), each a few events apart.
+    offsets = [len(event) - 1, len(event) + 2, len(event) + len(head) + 3]
+    if typed:
+        offsets += [len(event) + len(head) - 1, len(event) + 5]
+    cuts = [3 * i * len(event) + offsets[i % len(offsets)] for i in range(30)]
+    stream = EventStreamParser()
+    items = []
+    for chunk in split_at(data, cuts):
+        items += stream.feed(chunk)
+    assert items == reference_parse(data) == [M("0123", type="e" if typed else "message")] * 90
+    assert stream.parser.lines_interpreted == 0

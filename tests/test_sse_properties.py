@@ -160,24 +160,32 @@ def test_llm_shaped_streams_trip_ceilings_identically_under_any_chunking(typed: 
 
 # The invariants the steady state relies on (see webclient/_sse.py, "The fast path" and "Pending state").
 
+SEPARATOR_TEXT = st.text(alphabet=st.sampled_from(list("\r\nevent: data:xé😀")), max_size=80)
+
+
 @settings(max_examples=300, deadline=None)
-@given(name=st.text(alphabet=st.characters(blacklist_characters="\r\n"), max_size=12))
-def test_a_separator_never_overlaps_itself(name: str) -> None:
+@given(name=st.text(alphabet=st.characters(blacklist_characters="\r\n"), max_size=12), text=SEPARATOR_TEXT)
+def test_a_separator_never_overlaps_itself(name: str, text: str) -> None:
     # Splitting on the separator is unambiguous only if no proper prefix of it is also a suffix:
-    # then two occurrences never overlap, and every part between two of them is a whole block.
-    for separator in ("\n\ndata: ", f"\n\nevent: {name}\ndata: "):
-        assert not any(separator.startswith(separator[-k:]) for k in range(1, len(separator)))
+    # then two occurrences never overlap, and every part between two of them is a whole block; so
+    # splitting from the right (which the parser does) finds the same parts as from the left.
+    for lf in ("\n\ndata: ", f"\n\nevent: {name}\ndata: ", "\n\nevent: "):
+        for separator in (lf, lf.replace("\n", "\r\n")):
+            assert not any(separator.startswith(separator[-k:]) for k in range(1, len(separator)))
+            sample = separator.join([text, name, text + separator[: len(text) % len(separator)], ""])
+            assert sample.rsplit(separator) == sample.split(separator)
 
 
 def pending_state_invariant_holds(parser: SSEParser) -> bool:
-    """A data line held as its value began an event: no data buffered, the separator's type set; and
-    it is held one way at a time (one string, or fragments)."""
+    """A data line held as its value began an event: no data buffered; with a separator of one
+    type, that type set (the separator of any type holds the event's own); and it is held one way
+    at a time (one string, or fragments)."""
     held_as_string = parser._data_tail is not None
     held_as_fragments = parser._tail_is_data
     if not (held_as_string or held_as_fragments):
         return True
     return (not (held_as_string and held_as_fragments) and not parser._data
-            and parser._event_type == parser._prefix_type
+            and (parser._any_type or parser._event_type == parser._prefix_type)
             and (held_as_string or parser._line_parts != []) and (held_as_fragments or not "".join(parser._line_parts)))
 
 

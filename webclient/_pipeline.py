@@ -47,21 +47,23 @@ class EventStreamParser:
         if not data:
             return []
         self.chunk_count += 1
-        text = self.decoder.feed(data)
+        decoder = self.decoder
+        text = decoder.feed(data)
         if text:
             # The parser's own checks are this object's (it is closed and fails with it), and a CR
             # is in the text exactly when it is in the bytes (ASCII never sits inside a multi-byte
             # sequence; a strict-mode failure only cuts text, which at worst makes this too true).
             # (``13 in data`` is a memchr; ``b"\r" in data`` first tries the needle as an integer.)
-            items = self.parser._feed(text, _CR in data)
-            if self.parser.failure is not None:
+            parser = self.parser
+            items = parser._feed(text, _CR in data)
+            if parser.failure is not None:
                 # A ceiling tripped in text before any invalid byte: it is earlier in the stream.
-                self.failure = self.parser.failure
+                self.failure = parser.failure
                 return items
         else:
             items = []
-        if self.decoder.failure is not None:
-            self.failure = self.decoder.failure
+        if decoder.failure is not None:
+            self.failure = decoder.failure
         return items
 
     def close(self) -> list[SSEItem]:

@@ -71,6 +71,8 @@ from ._outcome import Failure, Outcome
 # ``tuple.__new__`` directly: NamedTuple's ``_make`` adds a Python-level frame per event.
 _tuple_new = tuple.__new__
 _ASCII_DIGITS = frozenset("0123456789")
+#: The prefix of the separator of any type (see ``SSEParser._use_separator``): a name follows.
+_ANY_TYPE = "event: "
 
 
 
@@ -83,6 +85,7 @@ class SSEParser:
     """
 
     __slots__ = (
+        "_any_type",
         "_closed",
         "_data",
         "_data_len",
@@ -133,8 +136,8 @@ class SSEParser:
         self._tail_is_data = False
         # Or, in the steady state, such a value as one string (see "Pending state").
         self._data_tail: str | None = None
-        # The steady state's separator (see ``_use_prefix``).
-        self._use_prefix("")
+        # The steady state's separator (see ``_use_separator``).
+        self._use_separator("", False)
         # The data buffer as a list of values; its WHATWG length (values + one LF each).
         self._data: list[str] = []
         self._data_len = 0
@@ -194,85 +197,119 @@ class SSEParser:
         return self._feed(text, "\r" in text)
 
     def _feed(self, text: str, crlf: bool) -> list[SSEItem]:
-        # ``feed`` for text that is not empty, with ``crlf`` telling whether it holds a CR (the
+        # ``feed`` for text that is not empty, with ``crlf`` true when it may hold a CR (the
         # pipeline finds that out on the bytes, faster); the caller has checked the state.
         if self._strip_next:
             if text[0] == self._strip_next:
                 text = text[1:]
+                if not text:
+                    self._strip_next = ""
+                    return []
             self._strip_next = ""
-        # CRLF-framed text (Gemini) is split on the CRLF form of the separator.
-        parts = text.split(self._separator_crlf if crlf else self._separator)
-        if len(parts) > 1:
-            # The steady state (see the module docstring): the pending line plus the first part is
-            # the rest of one event of the separator's type, each later part but the last is the
-            # value of one more, and the last one is the value of the next event's data line so far.
+        if not crlf and "\n" not in text:
+            # No line break: the pending line only grows (a long line spanning many feeds; see
+            # ``_hold``, inlined here).
+            self.work += len(text)
             value = self._data_tail
-            first = value + parts[0] if value is not None else self._rest_of_event(parts[0])
-            if first is not None:
+            if value is not None:
+                self._line_parts = [value, text]
+                self._line_len = 6 + len(value) + len(text)
+                self._tail_is_data = True
+                self._data_tail = None
+            else:
+                self._line_parts.append(text)
+                self._line_len += len(text)
+            if self._line_len > self._max_line:
+                self._trip_line()
+            return []
+        # CRLF-framed text (Gemini) is split on the CRLF form of the separator. (The separator
+        # cannot overlap itself, so splitting from the right finds the same occurrences.)
+        separator = self._separator_crlf if crlf else self._separator
+        parts = text.rsplit(separator)
+        cap = self._fast_cap
+        if len(parts) > 1 and (len(text) <= cap or len(text) - len(separator) * (len(parts) - 1) <= cap):
+            # The steady state (see the module docstring); no part is long enough to reach a
+            # ceiling.
+            if self._any_type:
+                out: list[SSEItem] = []
+                self.work += len(text)
+                self._named_parts(parts, crlf, out)
+                return out
+            head = parts[0]
+            pending = self._data_tail
+            first = pending + head if pending is not None else self._rest_of_event(head)
+            if first is not None and len(first) <= cap:
                 tail = parts.pop()
                 parts[0] = first
-                joined = "".join(parts)
-                if ("\n" not in joined and not (crlf and ("\r" in joined or "\r" in tail or "\n" in tail))
-                        and len(joined) + len(tail) <= self._fast_cap):
-                    # No line break but the separators' own, and no value near a ceiling.
+                id_buffer = self._id_buffer
+                event_type = self._fast_type
+                out = []
+                append, new, cls = out.append, _tuple_new, SSEEvent
+                for value in parts:
+                    if "\n" in value or (crlf and "\r" in value):
+                        break
+                    append(new(cls, (event_type, value, id_buffer)))
+                else:
+                    # No line break but the separators' own: the pending line plus the first part
+                    # is the rest of one event of the separator's type, each later part but the
+                    # last is the value of one more.
                     self.work += len(text) + len(first)
-                    if value is None:  # the event began in the pending line
+                    if pending is None:  # the event began in the pending line
                         self._line_parts = []
                         self._line_len = 0
+                        self._tail_is_data = False
                         self._event_type = self._prefix_type
-                    id_buffer = self._id_buffer
-                    event_type = self._fast_type
-                    out: list[SSEItem] = []
-                    append, new, cls = out.append, _tuple_new, SSEEvent
-                    for value in parts:
-                        append(new(cls, (event_type, value, id_buffer)))
                     self.events_dispatched += len(parts)
                     self.last_event_id = id_buffer
-                    if "\n" not in tail:
+                    if "\n" not in tail and not (crlf and "\r" in tail):
+                        # The last part is the value of the next event's data line so far.
                         self._data_tail = tail
                         return out
-                    # The last part ends its event too, and starts another.
                     self._data_tail = None
                     self._event_type = ""
-                    end = tail.find("\n")
-                    rest = tail[end + 2 :]
-                    if tail.startswith("\n", end + 1) and self._prefix.startswith(rest):
-                        # ... and the start of the next one's prefix (not all of it: the separator
-                        # would have split there): "<value>\n\n<start of prefix>".
-                        append(_tuple_new(SSEEvent, (event_type, tail[:end], id_buffer)))
-                        self.events_dispatched += 1
-                        if "\n" in rest:  # the next event's "event:" line is complete
-                            self._event_type = self._prefix_type
-                            rest = rest[rest.index("\n") + 1 :]
-                        self._line_parts = [rest]
-                        self._line_len = len(rest)
-                    else:
-                        self._general(self._prefix + tail, out)
+                    prefix = self._prefix
+                    if not self._ended_value(event_type, tail, prefix, crlf, out) and not (
+                            self._prefix_type and self._as_named(prefix + tail, crlf, out)):
+                        self._lines(prefix + tail, crlf, out)
                     return out
-        if crlf:
-            if text[-1] == "\r":
-                self._strip_next = "\n"
-            text = text.replace("\r\n", "\n").replace("\r", "\n")
-        self.work += len(text)
+                if not self._prefix_type:
+                    out = []
+                    self.work += len(text)
+                    self._mixed_parts(parts, head, tail, crlf, out)
+                    return out
+        # A typed stream whose events are not all of the separator's type: the separator of any
+        # type, if it splits the text; else (and for data-only streams) the general path.
         out = []
-        if "\n" not in text:
-            # No line break: the pending line only grows (a long line spanning many feeds).
-            self._hold(text)
-            return out
-        # The general path: finish the pending line, then the rest block by block.
-        rest = self._finish_line(text, out)
-        if self.failure is None:
-            self._general(rest, out)
+        self.work += len(text)
+        if self._any_type or not self._as_named(text, crlf, out):
+            self._lines(text, crlf, out)
         return out
+
+    def _as_named(self, text: str, crlf: bool, out: list[SSEItem]) -> bool:
+        """If the separator of any type splits ``text`` (from where the pending state is) into
+        parts short of the ceilings, switch to it and read them (``_named_parts``); else return
+        False."""
+        separator = "\r\n\r\n" + _ANY_TYPE if crlf else "\n\n" + _ANY_TYPE
+        parts = text.rsplit(separator)
+        if len(parts) == 1 or len(text) - len(separator) * (len(parts) - 1) > self._fast_cap:
+            return False
+        self._use_separator(self._prefix_type, True)
+        self._named_parts(parts, crlf, out)
+        return True
 
     def _rest_of_event(self, head: str) -> str | None:
         """If the pending partial line followed by ``head`` is the rest of an event of the
-        separator's type begun with an empty data buffer (``data: `` after its event line, or the
-        whole prefix at a block start) followed by a value, return the value, else ``None``."""
-        if self._data or self._tail_is_data:
+        separator's type begun with an empty data buffer (a data value held as fragments, or
+        ``data: `` after its event line, or the whole prefix at a block start) followed by a
+        value, return the value, else ``None``."""
+        if self._data:
             return None
         if self._event_type == self._prefix_type:
+            if self._tail_is_data:
+                return "".join([*self._line_parts, head])
             expected = "data: "
+        elif self._tail_is_data:
+            return None
         elif not self._event_type:
             expected = self._prefix
         else:
@@ -280,6 +317,204 @@ class SSEParser:
         line = "".join(self._line_parts) + head
         # (A line break after ``expected`` would be in the value, which the caller refuses.)
         return line[len(expected) :] if line.startswith(expected) else None
+
+    def _mixed_parts(self, parts: list[str], head: str, tail: str, crlf: bool, out: list[SSEItem]) -> None:
+        """The steady state when some parts hold line breaks (other events, comments, ids...):
+        the parts without one are values of the separator's type (``parts[0]`` the pending one
+        completed by ``head``); the others are read by the general path, each from where it
+        starts (a data-only stream with comments, ids, typed events...)."""
+        eol2 = "\r\n\r\n" if crlf else "\n\n"
+        prefix = self._prefix
+        event_type = self._fast_type
+        first = parts[0]
+        if "\n" in first or (crlf and "\r" in first):
+            self._lines(head + eol2, crlf, out)
+        else:
+            self.work += len(first)
+            out.append(_tuple_new(SSEEvent, (event_type, first, self._id_buffer)))
+            self.events_dispatched += 1
+            self.last_event_id = self._id_buffer
+            self._clear_pending()
+        for part in parts[1:]:
+            if self.failure is not None:
+                return
+            if "\n" in part or (crlf and "\r" in part):
+                self._lines(prefix + part + eol2, crlf, out)
+            else:
+                out.append(_tuple_new(SSEEvent, (event_type, part, self._id_buffer)))
+                self.events_dispatched += 1
+                self.last_event_id = self._id_buffer
+        if self.failure is not None:
+            return
+        if "\n" not in tail and not (crlf and "\r" in tail):
+            self._data_tail = tail  # (of the separator's type: the event type is still "")
+        elif not self._ended_value(event_type, tail, prefix, crlf, out):
+            self._lines(prefix + tail, crlf, out)
+
+    def _named_parts(self, parts: list[str], crlf: bool, out: list[SSEItem]) -> None:
+        """The steady state with the separator of any type (``"\n\nevent: "``): each part but the
+        first and the last is ``NAME\ndata: VALUE``; a part that is not is read by the general
+        path from its block start."""
+        tail = parts.pop()
+        head = parts[0]
+        eol2 = "\r\n\r\n" if crlf else "\n\n"
+        inner = "\r\ndata: " if crlf else "\ndata: "
+        value = self._data_tail
+        if (value is not None and "\n" not in head and not (crlf and "\r" in head)
+                and len(value) + len(head) <= self._fast_cap):
+            # The usual first part: the rest of the pending value.
+            value += head
+            first: SSEEvent | None = _tuple_new(SSEEvent, (self._event_type or "message", value, self._id_buffer))
+            self.work += len(value)
+            self._data_tail = None
+            self._event_type = ""
+        else:
+            first = self._begun_event(head, crlf)
+        if first is not None:
+            out.append(first)
+            dispatched = 1
+        else:
+            self._lines(head + eol2, crlf, out)
+            if self.failure is not None:
+                return
+            dispatched = 0
+        id_buffer = self._id_buffer
+        append, new, cls = out.append, _tuple_new, SSEEvent
+        for part in parts[1:]:
+            name, found, value = part.partition(inner)
+            if found and "\n" not in value and "\n" not in name and not (crlf and ("\r" in value or "\r" in name)):
+                append(new(cls, (name or "message", value, id_buffer)))
+                dispatched += 1
+            else:
+                self.last_event_id = id_buffer
+                self._lines(_ANY_TYPE + part + eol2, crlf, out)
+                if self.failure is not None:
+                    self.events_dispatched += dispatched
+                    return
+                id_buffer = self._id_buffer
+        self.events_dispatched += dispatched
+        # Every part ended with a dispatch (its blank line), which set the last event ID string.
+        self.last_event_id = id_buffer
+        # The last part begins the next event: "NAME\ndata: VALUE" so far, or the name so far.
+        name, found, value = tail.partition(inner)
+        if found and "\n" not in value and "\n" not in name and not (crlf and ("\r" in value or "\r" in name)):
+            self._data_tail = value
+            self._event_type = name
+            if out and name == out[-1][0] == out[0][0]:
+                # The name repeats: its own separator again.
+                self._use_separator(name, False)
+        elif not found and "\n" not in tail and not (crlf and "\r" in tail):
+            self._hold(_ANY_TYPE + tail)
+        elif found:
+            if "\n" in name or (crlf and "\r" in name) or not self._ended_value(
+                    name or "message", value, _ANY_TYPE, crlf, out):
+                self._lines(_ANY_TYPE + tail, crlf, out)
+        elif not self._event_line(tail, crlf):
+            self._lines(_ANY_TYPE + tail, crlf, out)
+
+    def _event_line(self, tail: str, crlf: bool) -> bool:
+        """If ``tail`` is the rest of a complete event line (the name) and the start of the data
+        line's field name at most, take that type, hold that start and return True; else False."""
+        name, eol, rest = tail.partition("\r\n" if crlf else "\n")
+        if not eol:
+            if not (crlf and tail.endswith("\r")):
+                return False
+            # The text ends between the CR and the LF of the event line.
+            name = tail[:-1]
+            self._strip_next = "\n"
+        if "\n" in name or "\r" in name or not "data: ".startswith(rest):
+            return False
+        self._event_type = name
+        self._line_parts = [rest]
+        self._line_len = len(rest)
+        return True
+
+    def _begun_event(self, head: str, crlf: bool) -> SSEEvent | None:
+        """If the pending partial line followed by ``head`` is the rest of an event begun with an
+        empty data buffer (one data line, alone or after one event line), clear the pending line
+        and return that event, else ``None``."""
+        if self._data:
+            return None
+        if self._tail_is_data:
+            # A data value held as fragments (a long line).
+            if "\n" in head or (crlf and "\r" in head) or self._line_len + len(head) > self._fast_cap + 6:
+                return None
+            value = "".join([*self._line_parts, head])
+            self.work += len(value)
+            event = _tuple_new(SSEEvent, (self._event_type or "message", value, self._id_buffer))
+            self._clear_pending()
+            return event
+        line = "".join(self._line_parts) + head
+        if len(line) > self._fast_cap + 6:
+            return None
+        if line.startswith("data: "):
+            name, value = self._event_type or "message", line[6:]
+        elif line.startswith("event: "):
+            # (An event line after another one replaces its type.)
+            name, found, value = line[7:].partition("\r\ndata: " if crlf else "\ndata: ")
+            if not found or "\n" in name or (crlf and "\r" in name):
+                return None
+            name = name or "message"
+        else:
+            return None
+        if "\n" in value or (crlf and "\r" in value):
+            return None
+        self.work += len(line)
+        self._clear_pending()
+        return _tuple_new(SSEEvent, (name, value, self._id_buffer))
+
+    def _ended_value(self, event_type: str, body: str, prefix: str, crlf: bool, out: list[SSEItem]) -> bool:
+        """If ``body`` is "VALUE", a blank line and the start of the separator's prefix (not all of
+        it: the separator would have split there), dispatch the event, hold that start and return
+        True; else return False. (CRLF-framed text may also end between the CR and the LF of the
+        blank line or of the prefix's event line.)"""
+        if crlf:
+            end = body.find("\r")
+            value = body[:end]
+            if end < 0 or "\n" in value or not body.startswith("\r\n\r", end):
+                return False
+            if body.startswith("\n", end + 3):
+                rest = body[end + 4 :]
+                if not prefix.replace("\n", "\r\n").startswith(rest):
+                    return False
+            elif end + 3 == len(body):
+                rest = "\r"  # (the CR of the blank line)
+            else:
+                return False
+        else:
+            end = body.find("\n")
+            rest = body[end + 2 :]
+            if not (body.startswith("\n", end + 1) and prefix.startswith(rest)):
+                return False
+            value = body[:end]
+        out.append(_tuple_new(SSEEvent, (event_type, value, self._id_buffer)))
+        self.events_dispatched += 1
+        self.last_event_id = self._id_buffer
+        if rest.endswith("\r"):  # the text ends between a CR and its LF
+            self._strip_next = "\n"
+            rest = rest[:-1] + "\n"
+        if "\n" in rest:  # the next event's "event:" line is complete
+            if rest != "\n":
+                self._event_type = self._prefix_type
+            rest = rest[rest.index("\n") + 1 :]
+        self._line_parts = [rest]
+        self._line_len = len(rest)
+        return True
+
+    def _lines(self, text: str, crlf: bool, out: list[SSEItem]) -> None:
+        """The general path: interpret ``text``, which continues the pending state, line by line
+        (block by block where blocks start fresh); hold its unfinished last line."""
+        if crlf:
+            if text[-1] == "\r":
+                self._strip_next = "\n"
+            text = text.replace("\r\n", "\n").replace("\r", "\n")
+        if "\n" not in text:
+            # (Only when ``crlf`` was wrongly true: a CR after a strict-mode cut.)
+            self._hold(text)
+            return
+        rest = self._finish_line(text, out)
+        if self.failure is None:
+            self._general(rest, out)
 
     def _finish_line(self, text: str, out: list[SSEItem]) -> str:
         """Complete the pending partial line with ``text`` up to its first line feed (``text``
@@ -341,6 +576,11 @@ class SSEParser:
                     append(_tuple_new(SSEEvent, ("message", block[6:], self._id_buffer)))
                     self.events_dispatched += 1
                     continue
+                elif block.startswith(":") and "\n" not in block and len(block) <= max_line:
+                    # One comment line (a keep-alive): nothing to dispatch.
+                    self.comment_lines += 1
+                    self.last_event_id = self._id_buffer
+                    continue
             lines = block.split("\n")
             lines.append("")
             self._process(lines, out)
@@ -354,20 +594,28 @@ class SSEParser:
             if self.failure is not None:
                 return
         if partial.startswith("data: ") and not self._data:
-            # Held as its value (see "Pending state"); the separator follows this event's type.
-            if self._event_type != self._prefix_type:
-                self._use_prefix(self._event_type)
+            # Held as its value (see "Pending state"); the separator follows this event's type (the
+            # separator of any type stays for a typed event).
+            event_type = self._event_type
+            if event_type != self._prefix_type or (self._any_type and not event_type):
+                self._use_separator(event_type, self._any_type and bool(event_type))
             self._data_tail = partial[6:]
             if len(partial) > self._max_line:
                 self._trip_line()
         elif partial:
             self._hold(partial)
 
-    def _use_prefix(self, event_type: str) -> None:
+    def _use_separator(self, event_type: str, any_type: bool) -> None:
         """Make the separator a blank line followed by the first line(s) of an event of this
-        type: ``event: <type>`` and ``data: ``, or ``data: `` alone when the type is empty."""
+        type: ``event: <type>`` and ``data: ``, or ``data: `` alone when the type is empty; or,
+        with ``any_type``, ``event: `` followed by any name (a typed stream whose names vary;
+        ``event_type`` is then only the type the stream last settled on)."""
         self._prefix_type = event_type
-        self._prefix = f"event: {event_type}\ndata: " if event_type else "data: "
+        self._any_type = any_type
+        if any_type:
+            self._prefix = _ANY_TYPE
+        else:
+            self._prefix = f"event: {event_type}\ndata: " if event_type else "data: "
         self._separator = "\n\n" + self._prefix
         self._separator_crlf = self._separator.replace("\n", "\r\n")
         self._fast_type = event_type or "message"
@@ -381,6 +629,14 @@ class SSEParser:
             self._line_len = 6 + len(self._data_tail)
             self._tail_is_data = True
             self._data_tail = None
+
+    def _clear_pending(self) -> None:
+        """Forget the pending line and event type once the steady state dispatched their event."""
+        self._data_tail = None
+        self._line_parts = []
+        self._line_len = 0
+        self._tail_is_data = False
+        self._event_type = ""
 
     def _hold(self, fragment: str) -> None:
         """Keep an unterminated line fragment; trip the line ceiling if the line outgrew it."""
