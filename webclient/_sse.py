@@ -13,27 +13,38 @@ Line splitting
     ``str.splitlines`` is never used: U+2028, U+0085, VT and FF are ordinary data characters.
 
 The steady state (LLM streams: every event is one data line, alone or after one ``event:`` line)
-    The parser keeps a *separator*: a blank line followed by the *prefix* of an event of one
-    type, ``"\n\ndata: "`` (data-only streams: Chat, Gemini) or ``"\n\nevent: NAME\ndata: "``
-    (typed streams: Anthropic, Responses; the CRLF form for CRLF-framed text), and splits each
-    feed on it with one ``str.split``. A separator cannot overlap itself (no proper prefix of it is
-    also a suffix), so the split is unambiguous, and every part between two separators that holds
-    no line break is the value of one complete event of the separator's type: the block
+    The parser keeps a *separator*: a blank line followed by the *prefix* of the next event,
+    ``"\n\ndata: "`` (data-only streams: Chat, Gemini), ``"\n\nevent: NAME\ndata: "`` (typed
+    streams in a run of one name: Anthropic's text deltas, Responses' output_text deltas) or
+    ``"\n\nevent: "`` followed by any name (typed streams whose names keep changing: the
+    recorded Anthropic/Responses traffic), the CRLF form for CRLF-framed text, and splits each
+    feed on it with one ``str.rsplit``. A separator cannot overlap itself (no proper prefix of it
+    is also a suffix), so the split is unambiguous (and the same from either end), and a part
+    between two separators that holds no line break is one complete event: the block
     ``PREFIX + part`` starts with an empty event state (the separator's blank line dispatched the
-    event before) and ends at the next separator's blank line. One join and one search prove that
-    no part holds a line break; the feed's events are then built without reading a single line.
-    The first part ends the pending event: the pending line plus the first part must be the rest
-    of an event of the separator's type with an empty data buffer (``_rest_of_event``; usually the
-    pending data value, ``_data_tail``, plus the rest of it). The last part is the next event's
-    value so far, or that value, a blank line and the start of the next prefix.
-    Any other feed goes through the general path: the pending line is finished with the text up
-    to the first line feed (``_finish_line``), and the rest is read block by block (``_general``),
-    where a block that is one data line, alone or after one event line, is dispatched as such and
-    anything else is interpreted line by line by the spec's algorithm (``_process``).
+    event before) and ends at the next separator's blank line. With a one-name separator the part
+    is the event's value; with the any-name one it is ``NAME\ndata: VALUE`` (``str.partition``).
+    One search per part proves it holds no other line break; the feed's events are then built
+    without reading a single line.
+    The first part ends the pending event (usually the pending data value, ``_data_tail``, plus
+    the rest of it; ``_rest_of_event`` / ``_begun_event`` for a feed cut inside the prefix). The
+    last part begins the next one: its value so far, or a value, a blank line and the start of
+    the next prefix (``_ended_value``), or an event line and the start of ``data:``
+    (``_event_line``). A part that is anything else (comments, ids, multi-line data, events of
+    another shape) is read by the general path from where it starts (``_mixed_parts``,
+    ``_named_parts``), so one unusual event does not send its whole feed there.
+    A feed without a line break only lengthens the pending line (one scan, no split), and a feed
+    the separator does not split goes through the general path: the pending line is finished with
+    the text up to the first line feed (``_finish_line``), and the rest is read block by block
+    (``_general``), where a block that is one data line (alone or after one event line) or one
+    comment line is dispatched as such and anything else is interpreted line by line by the
+    spec's algorithm (``_process``).
     The separator follows the stream: when the general path leaves a data line pending that began
-    an event, the separator becomes that event's prefix, so a typed stream switches separators
-    where its event names change. The speed-up changes no result: the property tests compare every
-    shape with a naive oracle under every chunking, and test the invariants it relies on.
+    an event, the separator becomes that event's prefix; a typed feed that events of other names
+    break up switches to the any-name separator (``_as_named``), and that one gives way to a
+    one-name separator again when a feed's first and last events and the next one share a name.
+    The choice only decides speed, never a result: the property tests compare every shape with a
+    naive oracle under every chunking, and test the invariants the speed-up relies on.
 
 Pending state
     A partial line is kept as a list of fragments with a running length and joined once, when its
@@ -41,8 +52,9 @@ Pending state
     began an event (empty data buffer) is kept as its *value* only: as one string in the steady
     state (``_data_tail``), as fragments when it grows over several feeds (``_tail_is_data``), so
     that a multi-megabyte line is joined once and never re-sliced. Invariant: while a value is
-    pending, the data buffer is empty and the event type is the separator's type (a value is only
-    held where both hold), so the event it completes has the separator's type.
+    pending, the data buffer is empty, and, unless the separator takes any name, the event type
+    is the separator's type (a value is only held where this holds), so the event it completes
+    has the separator's type.
 
 Linear time
     Each feed is a fixed number of C-level passes over its text; each pending fragment is joined
