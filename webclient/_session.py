@@ -101,7 +101,14 @@ class StreamSession:
         utf8_errors: str = "strict",
         request_id: str = "",
         model_alias: str = "",
+        keep_unknown_items: bool = False,
+        include_reasoning_content: bool = False,
     ) -> None:
+        """``keep_unknown_items``: an item / block / part / delta type the route does not know is
+        kept verbatim in the result's ``items`` instead of ending the attempt ``protocol_error``
+        ``unknown_type`` (it may carry content or a call the caller must act on: opt in only when
+        the caller inspects ``items``). ``include_reasoning_content`` (``openai-chat`` only): the
+        assistant message carries ``reasoning_content`` for servers that require it back."""
         entry = lookup_route(route)
         if not isinstance(limits, Limits):
             raise UsageError("limits must be a webclient.Limits")
@@ -116,9 +123,13 @@ class StreamSession:
                 raise UsageError("accepted_stop_reasons must contain strings only")
         if utf8_errors not in ("strict", "replace"):
             raise UsageError("utf8_errors must be 'strict' or 'replace'")
+        if not isinstance(keep_unknown_items, bool) or not isinstance(include_reasoning_content, bool):
+            raise UsageError("keep_unknown_items and include_reasoning_content must be bools")
         #: The route's contract (plain data).
         self.contract: RouteContract = entry.contract
-        self._route: RouteAccumulator = entry.accumulator(limits, ToolRegistry(tools), accepted)
+        self._route: RouteAccumulator = entry.accumulator(limits, ToolRegistry(tools), accepted,
+                                                          keep_unknown=keep_unknown_items,
+                                                          reasoning_content=include_reasoning_content)
         self._parser = EventStreamParser(limits, "strict" if utf8_errors == "strict" else "replace")
         self._request_id = request_id
         self._model_alias = model_alias
@@ -305,7 +316,7 @@ class StreamSession:
             pending_event_character_count=parser.pending_event_chars,
             open_payload_accumulator_count=route_acc.open_count(),
             terminal_condition_seen=route_acc.terminal_seen,
-            stop_reason=sanitize_token(route_acc.stop_reason),
+            stop_reason=route_acc.telemetry_stop_reason(),
             stream_outcome=outcome.value,
             buffer_limit_stage=stage if outcome is Outcome.BUFFER_LIMIT else None,
             retry_decision=None,
@@ -326,4 +337,10 @@ class StreamSession:
             provider_error=route_acc.provider_error,
             choices=choices,
             telemetry=telemetry,
+            items=first.items if first else (),
+            assistant_message=first.assistant_message if first else None,
+            response_id=route_acc.response_id,
+            model=route_acc.model,
+            citations=first.citations if first else (),
+            logprobs=first.logprobs if first else None,
         )
