@@ -7,8 +7,11 @@
         [--max-line-chars N] [--max-event-chars N] [--max-text-chars N] [--max-tool-input-chars N]
         [--tools FILE.json] FILE|-
 
-Prints one JSON object, ``StreamResult.to_dict()``: ``{"outcome", "stage", "stop_reason",
-"committed", "text", "tool_calls": [{"id", "name", "state", "arguments", "ready"}], "telemetry"}``.
+Prints one JSON object, ``StreamResult.to_dict()`` (the one full serializer of a result):
+``{"route", "outcome", "stage", "http_status", "stop_reason", "committed", "text", "refusal",
+"reasoning", "usage", "provider_error", "tool_calls": [{"call", "id", "name", "kind", "state",
+"arguments", "input", "ready"}], "choices", "items", "assistant_message", "response_id", "model",
+"citations", "logprobs", "telemetry"}``.
 Defaults: status 200, content type ``text/event-stream``. ``--tools`` is a JSON object mapping tool
 names to JSON Schemas; without it any tool name is allowed and only JSON-object validity is
 checked. Exit status: 0 when the outcome is ``complete``, 1 otherwise, 2 for unusable options.
