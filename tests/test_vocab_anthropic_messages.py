@@ -14,6 +14,9 @@ from typing import Any
 import pytest
 
 from tests.route_fixtures import check, outcome_of, sse
+from tests.test_route_anthropic_messages import block_start as start
+from tests.test_route_anthropic_messages import block_stop as stop
+from tests.test_route_anthropic_messages import delta
 from webclient import Limits
 from webclient._routes import StopCategory
 from webclient._routes.anthropic_messages import STOP_REASONS
@@ -29,18 +32,6 @@ def message(*events: dict[str, Any], stop: str = "end_turn") -> bytes:
     tail = [{"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None},
              "usage": {"output_tokens": 15}}, {"type": "message_stop"}]
     return sse(*((e["type"], e) for e in [START, {"type": "ping"}, *events, *tail]))
-
-
-def start(index: int, block: dict[str, Any]) -> dict[str, Any]:
-    return {"type": "content_block_start", "index": index, "content_block": block}
-
-
-def delta(index: int, **d: Any) -> dict[str, Any]:
-    return {"type": "content_block_delta", "index": index, "delta": d}
-
-
-def stop(index: int) -> dict[str, Any]:
-    return {"type": "content_block_stop", "index": index}
 
 
 def whole(index: int, block: dict[str, Any]) -> list[dict[str, Any]]:
