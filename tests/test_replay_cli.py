@@ -31,7 +31,7 @@ def run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, dict[
 def test_output_has_exactly_the_contract_keys(capsys: pytest.CaptureFixture[str]) -> None:
     code, out = run(["--route", CHAT, str(TOOL_CHAT)], capsys)
     assert code == 0
-    assert list(out) == ["outcome", "stage", "stop_reason", "committed", "text", "tool_calls", "telemetry"]
+    assert list(out) == ["outcome", "stage", "stop_reason", "committed", "text", "tool_calls", "resume", "telemetry"]
     assert (out["outcome"], out["stage"], out["stop_reason"], out["committed"]) == ("complete", None, "tool_calls",
                                                                                      True)
     assert [list(call) for call in out["tool_calls"]] == [["id", "name", "state", "arguments", "ready"]]

@@ -22,6 +22,7 @@ from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
 from ._outcome import Outcome
+from ._resume import ResumePoint
 from ._telemetry import Telemetry
 
 
@@ -116,9 +117,12 @@ class StreamResult:
     provider_error: ProviderError | None
     choices: tuple[ChoiceResult, ...]
     telemetry: Telemetry
+    #: Where a later stream may continue this unfinished answer (``StreamSession.resume``): the response id
+    #: and the last sequence number delivered (``openai-responses``), else ``None``.
+    resume: ResumePoint | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """The replay CLI object: outcome, stage, stop_reason, committed, text, tool_calls,
+        """The replay CLI object: outcome, stage, stop_reason, committed, text, tool_calls, resume,
         telemetry."""
         return {
             "outcome": self.outcome.value,
@@ -127,6 +131,7 @@ class StreamResult:
             "committed": self.committed,
             "text": self.text,
             "tool_calls": [call.to_dict() for call in self.tool_calls],
+            "resume": None if self.resume is None else self.resume.to_dict(),
             "telemetry": self.telemetry.to_dict(),
         }
 
