@@ -180,7 +180,7 @@ def test_a_resume_gives_the_uninterrupted_result_under_every_chunking_of_each_ca
 def test_a_resume_cut_inside_a_tool_calls_arguments_continues_the_same_call() -> None:
     events = events_of(AZURE_TOOL)
     k = next(i for i, e in enumerate(events) if b'"delta":"San"' in e)  # the 4th argument fragment
-    first, updates = run_chain([[cut_inside(AZURE_TOOL, k)]])
+    first, _ = run_chain([[cut_inside(AZURE_TOOL, k)]])
     assert first.result is not None and first.result.tool_calls[0].state == "streaming"
     session, _ = run_chain([[cut_inside(AZURE_TOOL, k)], [from_event(AZURE_TOOL, k - 1)]])
     assert session.result is not None and session.result.committed
