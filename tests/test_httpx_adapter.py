@@ -469,7 +469,8 @@ def test_a_cut_responses_stream_resumes_with_a_get_after_the_last_number_to_the_
     again = server.add(sse_script(from_event(USAGE, USAGE_K - 2), chunk_size=300), path=resume_path(url))
 
     out = drive(flavour, url, route="openai-responses", resume=RESUME,
-                headers={"Authorization": "Bearer k-1", "X-Tag": "t1"}, json={"model": "m", "background": True})
+                headers={"Authorization": "Bearer k-1", "X-Tag": "t1", "Content-Type": "application/json"},
+                json={"model": "m", "background": True})
 
     assert out.result is not None and out.result.committed
     assert answer_view(out.result.to_dict()) == uninterrupted_view(USAGE)[0]

@@ -553,19 +553,10 @@ class BrowserStream:
         self._timer = wrappers.set_timeout(self._on_timer, max(1, math.ceil((at - now) * 1000.0)))
 
     def _on_timer(self) -> None:
-        """A deadline timer fired: stop the attempt if the tracker says a deadline passed, else re-arm."""
+        """A timer fired: :meth:`_arm_timer` stops the request (a deadline expired, the grace passed) or re-arms."""
         self._timer = None
-        if self._finished or self._stop is not None or self._graced:
-            return
-        assert self._tracker is not None and self._loop is not None
-        now = self._loop.time()
-        failure = self._tracker.expired(now)
-        if failure is not None:
-            self._halt(failure)
-        elif self._tracker.settled(now):
-            self._settle()
-        else:
-            self._arm_timer()
+        if not (self._finished or self._stop is not None or self._graced):
+            self._arm_timer()  # which stops the request when a deadline expired or the grace passed
 
     def _on_abort(self, event: Any) -> None:
         """Our AbortController was aborted. Aborts of our own come after ``_stop`` is set, so one that finds it
