@@ -326,6 +326,9 @@ class Attempt:
                         reply, response = self._sync_send(client, op.request, watchdog, op.deadline)
                         chunks = None if response is None else response.iter_bytes()
                 op = self._step(core, reply)
+            if response is not None:  # the attempt has ended: close before handing over the final update
+                response.close()
+                response = None
             yield self._final()
         except BaseException:
             self._cancel_core(core)
@@ -376,6 +379,10 @@ class Attempt:
                     if scope.cancelled_caught:
                         reply = _Stop.CANCELLED if sleeping else _Stop.DEADLINE
                 op = self._step(core, reply)
+            if response is not None:  # the attempt has ended: close before handing over the final update
+                with anyio.CancelScope(shield=True):
+                    await response.aclose()
+                response = None
             yield self._final()
         except BaseException:
             self._cancel_core(core)
