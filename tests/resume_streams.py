@@ -96,6 +96,19 @@ def last_number_before(data: bytes, k: int) -> int:
     return numbers[-1]
 
 
+def resume_path(url: str, data: bytes = b"") -> str:
+    """The path a route resume of ``data``'s response (``USAGE`` by default) requests after a request to
+    ``url``: the URL's path plus ``/{id}``."""
+    return "/" + url.split("/", 3)[3] + "/" + response_id(data or USAGE)
+
+
+#: Transport tests: ``USAGE``'s response id; its first response is cut inside event ``USAGE_K``, after number
+#: ``USAGE_N``.
+USAGE_ID = response_id(USAGE)
+USAGE_K = numbered(USAGE)[7]
+USAGE_N = last_number_before(USAGE, USAGE_K)
+
+
 def run_chain(captures: list[list[bytes]], route: str = RESPONSES, *, statuses: tuple[int, ...] = (),
               **session_kwargs: Any) -> tuple[StreamSession, list[dict[str, Any]]]:
     """Feed each capture (as the given chunks) into a session, each after the first into

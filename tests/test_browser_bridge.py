@@ -38,13 +38,16 @@ from tests.bridge_streams import (
 )
 from tests.resume_streams import (
     USAGE,
+    USAGE_ID,
+    USAGE_K,
+    USAGE_N,
     answer_view,
     cut_inside,
     events_of,
     from_event,
     last_number_before,
     numbered,
-    response_id,
+    resume_path,
     uninterrupted_view,
 )
 from tests.route_fixtures import merge_deltas
@@ -420,13 +423,7 @@ def test_no_proxy_or_reference_leaks_per_stream(pyodide: PyodideNode, server: SS
 
 # -- resuming a cut stream, Last-Event-ID reconnects, the terminal grace ----------------------------------------
 
-USAGE_ID = response_id(USAGE)
-USAGE_K = numbered(USAGE)[7]  # the first response is cut inside this event
-USAGE_N = last_number_before(USAGE, USAGE_K)
 
-
-def resume_path(url: str) -> str:
-    return "/" + url.split("/", 3)[3] + "/" + USAGE_ID
 
 
 def resumed_like_one_stream(out: dict[str, Any]) -> None:

@@ -30,13 +30,16 @@ from tests.bridge_streams import (
 )
 from tests.resume_streams import (
     USAGE,
+    USAGE_ID,
+    USAGE_K,
+    USAGE_N,
     answer_view,
     cut_inside,
     events_of,
     from_event,
     last_number_before,
     numbered,
-    response_id,
+    resume_path,
     uninterrupted_view,
 )
 from tests.route_fixtures import merge_deltas
@@ -442,9 +445,6 @@ def test_after_the_headers_a_pause_longer_than_the_connect_budget_is_fine(server
 
 # -- resuming a cut stream, Last-Event-ID reconnects, the terminal grace ----------------------------------------
 
-USAGE_ID = response_id(USAGE)
-USAGE_K = numbered(USAGE)[7]  # the first response is cut inside this event
-USAGE_N = last_number_before(USAGE, USAGE_K)
 RESUME = ResumePolicy(max_resumes=3, delay=0)
 
 
@@ -455,9 +455,6 @@ def uninterrupted_updates(data: bytes) -> list[dict[str, Any]]:
 def merged(out: Run) -> list[dict[str, Any]]:
     return merge_deltas([u.to_dict() for u in out.updates[:-1]])
 
-
-def resume_path(url: str) -> str:
-    return "/" + url.split("/", 3)[3] + "/" + USAGE_ID
 
 
 @pytest.mark.parametrize("flavour", FLAVOURS)
