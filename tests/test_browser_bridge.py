@@ -424,8 +424,6 @@ def test_no_proxy_or_reference_leaks_per_stream(pyodide: PyodideNode, server: SS
 # -- resuming a cut stream, Last-Event-ID reconnects, the terminal grace ----------------------------------------
 
 
-
-
 def resumed_like_one_stream(out: dict[str, Any]) -> None:
     assert answer_view(out["result"]) == uninterrupted_view(USAGE)[0]
     assert merge_deltas(out["updates"][:-1]) == uninterrupted_view(USAGE)[1]
