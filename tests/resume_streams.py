@@ -9,7 +9,10 @@ The streams are real recordings read in place from ``../shared/fixtures`` (prove
   ``data: <line>\\n\\n`` as vercel's harness does): a function call whose arguments arrive in six deltas, and a
   text message;
 * ``OPENROUTER``: pydantic-ai's OpenRouter recording: data-only frames, ``sequence_number`` at the end of each
-  object, a reasoning item then a message, a trailing ``data: [DONE]``.
+  object, a reasoning item then a message, a trailing ``data: [DONE]``;
+* ``ENCRYPTED``: the first response of vercel-ai's ``openai__openai-reasoning-encrypted-content`` recording (four
+  streams concatenated; split at ``response.created`` as ``SOURCES.md`` says): reasoning items with
+  ``encrypted_content``, 56 numbered events.
 
 What a resume looks like on the wire (OpenAI "resume streaming" of a background response): the first response is
 cut -- here inside event ``k``, so the decoder/parser hold part of it -- and the resume request
@@ -31,16 +34,20 @@ OPENROUTER = (FIXTURES / "pydantic-ai" /
               "test_openai_responses__test_openai_responses_raw_cot_stream_openrouter.interaction0.sse").read_bytes()
 
 
-def _jsonl(name: str) -> bytes:
+def _jsonl(name: str, response: int = 0) -> bytes:
+    """The ``response``-th stream (split at each ``response.created``) of a vercel-ai JSONL recording, framed."""
     lines = [line for line in (FIXTURES / "vercel-ai" / name).read_bytes().split(b"\n") if line.strip()]
-    return frame_jsonl(lines, RESPONSES)
+    starts = [i for i, line in enumerate(lines) if json.loads(line).get("type") == "response.created"]
+    return frame_jsonl(lines[starts[response]: (starts + [len(lines)])[response + 1]], RESPONSES)
 
 
 AZURE_TOOL = _jsonl("azure__azure-tool-call.1.chunks.txt")
 AZURE_TEXT = _jsonl("azure__azure-text.1.chunks.txt")
+ENCRYPTED = _jsonl("openai__openai-reasoning-encrypted-content.1.chunks.txt")
 
 #: name -> capture, for parametrized tests.
-RECORDINGS = {"usage": USAGE, "azure_tool": AZURE_TOOL, "azure_text": AZURE_TEXT, "openrouter": OPENROUTER}
+RECORDINGS = {"usage": USAGE, "azure_tool": AZURE_TOOL, "azure_text": AZURE_TEXT, "openrouter": OPENROUTER,
+              "encrypted": ENCRYPTED}
 
 
 def events_of(data: bytes) -> list[bytes]:
