@@ -37,8 +37,8 @@ OPENROUTER = (FIXTURES / "pydantic-ai" /
 def _jsonl(name: str, response: int = 0) -> bytes:
     """The ``response``-th stream (split at each ``response.created``) of a vercel-ai JSONL recording, framed."""
     lines = [line for line in (FIXTURES / "vercel-ai" / name).read_bytes().split(b"\n") if line.strip()]
-    starts = [i for i, line in enumerate(lines) if json.loads(line).get("type") == "response.created"]
-    return frame_jsonl(lines[starts[response]: (starts + [len(lines)])[response + 1]], RESPONSES)
+    bounds = [*(i for i, line in enumerate(lines) if json.loads(line).get("type") == "response.created"), len(lines)]
+    return frame_jsonl(lines[bounds[response]: bounds[response + 1]], RESPONSES)
 
 
 AZURE_TOOL = _jsonl("azure__azure-tool-call.1.chunks.txt")
