@@ -96,3 +96,12 @@ def test_a_resume_after_a_capture_that_cannot_be_resumed_is_an_option_error(
 
     assert (code, out) == (2, None)
     assert "--resume #1" in err and "complete" in err
+
+
+def test_an_unreadable_resume_capture_is_an_input_error_before_any_output(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    paths = files(tmp_path, cut_inside(USAGE, K1))
+
+    code, out, err = replay(["--resume", str(tmp_path / "missing.sse"), paths[0]], capsys)
+
+    assert (code, out) == (2, None) and err.count("\n") == 1

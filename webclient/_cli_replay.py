@@ -15,16 +15,24 @@ checked. ``--resume FILE`` (repeatable): FILE is the stream that resumed the pre
 ``GET .../responses/{id}?stream=true&starting_after=N``, or a Last-Event-ID reconnect); each is fed, in the same
 chunking and with the same status and content type, into ``StreamSession.resume`` of the session before it, and
 the printed result is the combined answer's (telemetry: the last capture's). Exit status: 0 when the outcome is
-``complete``, 1 otherwise, 2 for unusable options (also a ``--resume`` after a capture that is not resumable).
+``complete``, 1 otherwise, 2 for unusable options or input (see :mod:`webclient._cli`; also a ``--resume`` after
+a capture that cannot be resumed). The output is always valid JSON (:func:`dumps_json`).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
-from ._cli_chunking import LIMIT_OPTIONS, add_input_arguments, chunks_from, limits_from, load_tools, read_input
+from ._cli_chunking import (
+    LIMIT_OPTIONS,
+    add_input_arguments,
+    chunks_from,
+    dumps_json,
+    limits_from,
+    load_tools,
+    read_input,
+)
 from ._errors import UsageError
 from ._outcome import Outcome
 from ._routes import ROUTE_NAMES
@@ -46,30 +54,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Replay the capture and print the result object; return the exit code."""
-    try:
-        session = StreamSession(args.route, limits=limits_from(args), tools=load_tools(args.tools))
-    except (UsageError, OSError, ValueError) as exc:
-        # Option problems only (a schema keyword we do not implement, an unreadable file).
-        detail = exc if isinstance(exc, UsageError) else "unusable --tools"
-        sys.stderr.write(f"replay: {type(exc).__name__}: {detail}\n")
-        return 2
-    result = _replay(session, args, args.file)
-    for number, path in enumerate(args.resume, 1):
+    captures = [read_input(path) for path in (args.file, *args.resume)]  # unreadable input: exit 2, no output
+    session = StreamSession(args.route, limits=limits_from(args), tools=load_tools(args.tools))
+    result = _replay(session, args, captures[0])
+    for number, data in enumerate(captures[1:], 1):
         if not session.resumable:
-            sys.stderr.write(f"replay: --resume #{number}: the capture before it ended {result.outcome.value}"
-                             f" ({result.stage}), which cannot be resumed\n")
-            return 2
+            raise UsageError(f"--resume #{number}: the capture before it ended {result.outcome.value}"
+                             f" ({result.stage}), which cannot be resumed")
         session = StreamSession.resume(session)
-        result = _replay(session, args, path)
-    sys.stdout.write(json.dumps(result.to_dict(), ensure_ascii=False) + "\n")
+        result = _replay(session, args, data)
+    sys.stdout.write(dumps_json(result.to_dict()) + "\n")
     return 0 if result.outcome is Outcome.COMPLETE else 1
 
 
-def _replay(session: StreamSession, args: argparse.Namespace, path: str) -> StreamResult:
-    """Open ``session`` with the given head, feed the capture at ``path`` in the given chunking, finish."""
+def _replay(session: StreamSession, args: argparse.Namespace, data: bytes) -> StreamResult:
+    """Open ``session`` with the given head, feed ``data`` in the given chunking, finish."""
     session.open(args.status, args.content_type)
     if not session.done:
-        for chunk in chunks_from(args, read_input(path)):
+        for chunk in chunks_from(args, data):
             session.feed(chunk)
             if session.done:
                 break
