@@ -33,7 +33,8 @@ def test_output_has_exactly_the_contract_keys(capsys: pytest.CaptureFixture[str]
     assert code == 0
     assert list(out) == ["route", "outcome", "stage", "http_status", "stop_reason", "committed", "text", "refusal",
                          "reasoning", "usage", "provider_error", "tool_calls", "choices", "items", "assistant_message",
-                         "response_id", "model", "citations", "logprobs", "telemetry"]
+                         "response_id", "model", "citations", "logprobs", "resume",
+                         "telemetry"]
     assert (out["outcome"], out["stage"], out["stop_reason"], out["committed"]) == ("complete", None, "tool_calls",
                                                                                      True)
     assert [list(call) for call in out["tool_calls"]] == [["call", "id", "name", "kind", "state", "arguments", "input",

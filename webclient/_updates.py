@@ -22,6 +22,7 @@ from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
 from ._outcome import Outcome
+from ._resume import ResumePoint
 from ._telemetry import Telemetry
 
 
@@ -184,11 +185,15 @@ class StreamResult:
     #: Chat only: choice 0's token logprobs, else ``None``.
     logprobs: JSON = None
 
+    #: Where a later stream may continue this unfinished answer (``StreamSession.resume``): the response id
+    #: and the last sequence number delivered (``openai-responses``), else ``None``.
+    resume: ResumePoint | None = None
+
     def to_dict(self) -> dict[str, Any]:
         """The one full serializer of a result (``replay`` prints it; the JS kit passes it on):
         ``route, outcome, stage, http_status, stop_reason, committed, text, refusal, reasoning, usage,
         provider_error, tool_calls, choices, items, assistant_message, response_id, model, citations,
-        logprobs, telemetry``."""
+        logprobs, resume, telemetry``."""
         return {
             "route": self.route,
             "outcome": self.outcome.value,
@@ -209,6 +214,7 @@ class StreamResult:
             "model": self.model,
             "citations": list(self.citations),
             "logprobs": self.logprobs,
+            "resume": None if self.resume is None else self.resume.to_dict(),
             "telemetry": self.telemetry.to_dict(),
         }
 

@@ -41,6 +41,17 @@ Deadlines and stopping
     A network failure (fetch rejects, or the body errors) that nobody asked for ends the attempt as ``truncated``
     with stage ``network``: no usable answer, nothing committed.
 
+Terminal grace and resumes (the decisions are the core's: ``DeadlineTracker``, ``webclient._resume``)
+    Once the session is ``finishable`` (terminal condition, nothing pending) the deadline timer also watches
+    ``Deadlines.terminal_grace``: if EOF has not come by then, the request is aborted (the connection closes) and
+    the attempt ends ``complete``. With ``resume=ResumePolicy(max_resumes=N)``, a request that ended resumable
+    is followed -- after the planned delay, on a cleared ``setTimeout`` -- by the resume request (``GET
+    {url}/{id}?stream=true&starting_after=N`` for a Responses resume point, or the same request with
+    ``Last-Event-ID``) into ``StreamSession.resume(previous)``; updates continue and one final update ends the
+    answer. Each request has its own ``AbortController`` (aborted when the request ends, closing its connection)
+    and its own deadline tracker; the stream's controller stands for the caller's cancellation, which stops the
+    request in flight or the pause before the next one.
+
 Timeline (for charts of chunks vs events vs committed output)
     :class:`Timeline` is a snapshot ``{t_ms, chunks, bytes, events}``: milliseconds since the attempt started,
     transport chunks and body bytes received, complete SSE events consumed. :attr:`BrowserStream.timeline` gives
@@ -72,6 +83,7 @@ from ._deadlines import Deadlines, DeadlineTracker
 from ._errors import UsageError
 from ._limits import DEFAULT_LIMITS, Limits
 from ._outcome import Failure, Outcome
+from ._resume import NO_RESUME, RequestSpec, ResumePolicy, plan_resume
 from ._retry import advise_retry, check_count
 from ._session import StreamSession
 from ._updates import Committed, Failed, StreamResult, Update
@@ -156,8 +168,8 @@ def _ignore(_: object) -> None:
     """Rejection handler for promises whose failure is expected (cancelling an already aborted body)."""
 
 
-def _request_init(method: str, headers: Mapping[str, str], body: str | bytes | None, signal: Any) -> Any:
-    """The ``fetch`` init object (a plain JS object)."""
+def _request_init(method: str, headers: Mapping[str, str], body: object, signal: Any) -> Any:
+    """The ``fetch`` init object (a plain JS object); ``body`` as :func:`_encode_body` gave it."""
     init: dict[str, Any] = {"method": method, "headers": dict(headers), "signal": signal}
     if body is not None:
         init["body"] = body
@@ -179,7 +191,8 @@ class BrowserStream:
 
     ``attempt`` (1 for the first try) and ``idempotent`` feed :func:`webclient.advise_retry`, whose decision is
     recorded in the telemetry's ``retry_decision`` when the attempt ends (``attempt``/``idempotent`` in the JS
-    options of :func:`start_stream`).
+    options of :func:`start_stream`). ``resume`` allows follow-up requests that continue a cut stream (none by
+    default; see the module docstring).
 
     Drive it in exactly one of two ways::
 
@@ -214,9 +227,12 @@ class BrowserStream:
         signal: Any = None,
         attempt: int = 1,
         idempotent: bool = False,
+        resume: ResumePolicy | None = None,
     ) -> None:
         if not isinstance(url, str) or not url:
             raise UsageError("url must be a non-empty string")
+        if resume is not None and not isinstance(resume, ResumePolicy):
+            raise UsageError("resume must be a webclient ResumePolicy")
         if not isinstance(method, str) or not method:
             raise UsageError("method must be a non-empty string")
         if not isinstance(fast, bool):
@@ -230,9 +246,8 @@ class BrowserStream:
                                       utf8_errors=utf8_errors, request_id=request_id, model_alias=model_alias)
         self._headers = {k.lower(): v for k, v in (headers or {}).items()}
         self._headers.setdefault("accept", "text/event-stream")
-        self._body = _encode_body(body, self._headers)
-        self._url = url
-        self._method = method.upper()
+        self._request = RequestSpec(method.upper(), url, self._headers, _encode_body(body, self._headers))
+        self._resume = resume if resume is not None else NO_RESUME
         self._deadlines = deadlines if deadlines is not None else Deadlines()
         self._fast = fast
         # For the retry advice recorded in the telemetry (``retry_decision``): which attempt this is and
@@ -244,22 +259,32 @@ class BrowserStream:
         self._fetch = fetch
         self._signal = signal
         self._sink: Callable[[Update], None] | None = None
+        # The whole attempt: the stream's AbortController (the caller's cancellation), whether the caller
+        # cancelled, a callback's exception to re-raise, chunk/byte/event counts across requests.
         self._controller: Any = None
-        self._reader: Any = None
-        self._reader_cancelled = False
-        self._tracker: DeadlineTracker | None = None
+        self._cancelled = False
+        self._fault: BaseException | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._t0 = 0.0
         self._chunks = 0
         self._bytes = 0
+        self._events_before = 0
         self._started = False
         self._finished = False
-        self._stop: Failure | None = None
-        self._fault: BaseException | None = None
-        self._timer: Any = None
-        self._timer_at = 0.0
         self._task: asyncio.Future[StreamResult] | None = None
         self._abort: Any = None
+        self._wake: Callable[[], None] | None = None  # ends the pause before a resume early
+        # The request in flight: its AbortController, reader, deadline tracker and timer, why it stopped early,
+        # whether the terminal grace ended it, and the last ``finishable`` reported to the tracker.
+        self._request_controller: Any = None
+        self._reader: Any = None
+        self._reader_cancelled = False
+        self._tracker: DeadlineTracker | None = None
+        self._timer: Any = None
+        self._timer_at = 0.0
+        self._stop: Failure | None = None
+        self._graced = False
+        self._ready = False
         #: The result once the attempt has ended, else ``None``.
         self.result: StreamResult | None = None
 
@@ -269,12 +294,13 @@ class BrowserStream:
     def timeline(self) -> Timeline:
         """A snapshot of where the attempt stands now."""
         t_ms = 0.0 if self._loop is None else round((self._loop.time() - self._t0) * 1000.0, 3)
-        return Timeline(t_ms, self._chunks, self._bytes, self._session.events_seen)
+        return Timeline(t_ms, self._chunks, self._bytes, self._events_before + self._session.events_seen)
 
     def cancel(self) -> None:
-        """Stop the attempt as ``cancelled``: abort the fetch and cancel the reader. No effect once ended."""
+        """Stop the attempt as ``cancelled``: abort the fetch and cancel the reader (or end the pause before a
+        resume). No effect once ended."""
         if not self._started:
-            self._stop = _CANCELLED
+            self._cancelled = True
         else:
             self._halt(_CANCELLED)
 
@@ -293,14 +319,10 @@ class BrowserStream:
         self._loop = loop
         self._t0 = loop.time()
         observed_at = datetime.now(UTC).isoformat(timespec="milliseconds")
-        self._tracker = DeadlineTracker(self._deadlines, self._t0)
         controller = self._abort_controller()
-        if self._stop is not None:  # cancelled before it started
-            controller.abort()
         wrappers = importlib.import_module("pyodide.ffi.wrappers")
         signal = controller.signal  # one proxy for add and remove: the wrappers key listeners by its js_id
         wrappers.add_event_listener(signal, "abort", self._on_abort)
-        self._arm_timer()
         try:
             result = await self._exchange()
         except BaseException:
@@ -360,14 +382,45 @@ class BrowserStream:
         return self._controller
 
     async def _exchange(self) -> StreamResult:
-        """fetch -> gate -> read loop -> the session's result (before timing is added)."""
-        JsException = _ffi().JsException
+        """The first request, then as many resumes as :func:`plan_resume` allows, each into a session that
+        continues the previous one -> the last session's result (before timing is added)."""
         session = self._session
+        result = await self._request_once(session, self._request)
+        resumes = 0
+        while (plan := plan_resume(session, self._resume, resumes, self._request)) is not None:
+            resumes += 1
+            self._events_before += session.events_seen
+            session = self._session = StreamSession.resume(session)
+            if plan.delay > 0:
+                await self._pause(plan.delay)
+            result = await self._request_once(session, plan.request)
+        return result
+
+    async def _request_once(self, session: StreamSession, spec: RequestSpec) -> StreamResult:
+        """One HTTP request into ``session``: fetch -> gate -> read loop -> the session's result. The request's
+        controller is aborted when it ends, however it ends (for a body read to EOF that is a no-op)."""
+        loop = self._loop
+        assert loop is not None
+        self._stop, self._graced, self._ready = None, False, False
+        self._reader, self._reader_cancelled = None, False
+        if self._cancelled or self._controller.signal.aborted:
+            self._cancelled = True
+            return session.abort(Outcome.CANCELLED, "caller")
+        self._request_controller = _js().AbortController.new()
+        self._tracker = DeadlineTracker(self._deadlines, loop.time())
+        self._arm_timer()
+        try:
+            return await self._read_response(session, spec)
+        finally:
+            self._end_request()
+
+    async def _read_response(self, session: StreamSession, spec: RequestSpec) -> StreamResult:
+        JsException = _ffi().JsException
         assert self._loop is not None and self._tracker is not None
         fetch = self._fetch if self._fetch is not None else _js().fetch
-        init = _request_init(self._method, self._headers, self._body, self._controller.signal)
+        init = _request_init(spec.method, spec.headers, spec.body, self._request_controller.signal)
         try:
-            response = await fetch(self._url, init)
+            response = await fetch(spec.url, init)
         except JsException:
             return self._stopped_or(NETWORK_STAGE)
         if self._stop is not None:
@@ -386,20 +439,42 @@ class BrowserStream:
         try:
             await read_chunks(self._reader, self._feed, fast=self._fast)
         except JsException:
-            if self._fault is None:
+            if self._fault is None and not self._graced:
                 return self._stopped_or(NETWORK_STAGE)
         if self._fault is not None:
             raise self._fault
+        if self._graced:  # the terminal grace passed with nothing pending: complete, connection closed
+            return session.finish()
         if self._stop is not None:
             return self._stopped_or(NETWORK_STAGE)
-        if session.done:  # a failure mid-stream: stop downloading (see _release)
+        if session.done:  # a failure mid-stream: stop downloading (see _end_request)
             return session.finish()
         self._reader_cancelled = True  # EOF: nothing left to cancel
         return session.finish()
 
+    async def _pause(self, seconds: float) -> None:
+        """Wait ``seconds`` before a resume on a ``setTimeout`` that is cleared when the pause ends, or until
+        the caller cancels."""
+        assert self._loop is not None
+        woken: asyncio.Future[None] = self._loop.create_future()
+
+        def wake() -> None:
+            if not woken.done():
+                woken.set_result(None)
+
+        wrappers = importlib.import_module("pyodide.ffi.wrappers")
+        timer = wrappers.set_timeout(wake, max(1, math.ceil(seconds * 1000.0)))
+        self._wake = wake
+        try:
+            if not self._cancelled:
+                await woken
+        finally:
+            self._wake = None
+            wrappers.clear_timeout(timer)
+
     def _feed(self, data: bytes) -> bool:
         """Consume one transport chunk; return True when no more bytes are wanted."""
-        if self._stop is not None:
+        if self._stop is not None or self._graced:
             return True
         session = self._session
         self._chunks += 1
@@ -411,6 +486,12 @@ class BrowserStream:
                 assert self._tracker is not None and self._loop is not None
                 self._tracker.event_received(self._loop.time(), keep_alive=session.content_events_seen == content)
                 self._arm_timer()
+            ready = session.finishable
+            if ready or self._ready:  # the terminal grace starts (or, bytes of something new, stops)
+                assert self._tracker is not None and self._loop is not None
+                self._ready = ready
+                self._tracker.ready_to_finish(self._loop.time(), ready)
+                self._arm_timer()
             if self._on_chunk is not None:
                 self._on_chunk(self.timeline)
             if updates:
@@ -419,7 +500,7 @@ class BrowserStream:
             self._fault = exc
             self._halt(_CANCELLED)
             return True
-        return session.done or self._stop is not None
+        return session.done or self._stop is not None or self._graced
 
     def _deliver(self, updates: list[Update]) -> None:
         """Hand provisional updates to the sink. A final update is held back: :meth:`_conclude` re-issues it
@@ -437,6 +518,7 @@ class BrowserStream:
         if self._stop is None and self._controller.signal.aborted:
             # Aborted from outside (the JS handle's cancel() or a linked signal) before _on_abort ran.
             self._stop = _CANCELLED
+            self._cancelled = True
         failure = self._stop or Failure(Outcome.TRUNCATED, stage)
         return self._session.abort(failure.outcome, failure.stage)
 
@@ -454,10 +536,12 @@ class BrowserStream:
         assert self._tracker is not None and self._loop is not None
         now = self._loop.time()
         at = self._tracker.next_deadline(now)
-        if at is None:  # no deadline armed, or one passed by now (a timer that fired a hair early, then re-armed)
+        if at is None:  # none armed, or one passed by now (a timer that fired a hair early, then re-armed)
             failure = self._tracker.expired(now)
             if failure is not None:
                 self._halt(failure)
+            elif self._tracker.settled(now):
+                self._settle()
             return
         if self._finished or (self._timer is not None and self._timer_at <= at):
             return
@@ -469,16 +553,10 @@ class BrowserStream:
         self._timer = wrappers.set_timeout(self._on_timer, max(1, math.ceil((at - now) * 1000.0)))
 
     def _on_timer(self) -> None:
-        """A deadline timer fired: stop the attempt if the tracker says a deadline passed, else re-arm."""
+        """A timer fired: :meth:`_arm_timer` stops the request (a deadline expired, the grace passed) or re-arms."""
         self._timer = None
-        if self._finished or self._stop is not None:
-            return
-        assert self._tracker is not None and self._loop is not None
-        failure = self._tracker.expired(self._loop.time())
-        if failure is not None:
-            self._halt(failure)
-        else:
-            self._arm_timer()
+        if not (self._finished or self._stop is not None or self._graced):
+            self._arm_timer()  # which stops the request when a deadline expired or the grace passed
 
     def _on_abort(self, event: Any) -> None:
         """Our AbortController was aborted. Aborts of our own come after ``_stop`` is set, so one that finds it
@@ -487,11 +565,25 @@ class BrowserStream:
             self._halt(_CANCELLED)
 
     def _halt(self, failure: Failure) -> None:
-        """Record why the attempt stops and stop the transport: abort the fetch/body and cancel the reader."""
-        if self._stop is not None or self._finished:
+        """Record why the request stops and stop it: abort the fetch/body and cancel the reader. A cancellation
+        stops the whole attempt (also the pause before a resume); a deadline stops this request."""
+        if failure is _CANCELLED:
+            self._cancelled = True
+            if self._wake is not None:
+                self._wake()
+        if self._stop is not None or self._graced or self._finished:
             return
         self._stop = failure
-        controller = self._controller
+        self._stop_request()
+
+    def _settle(self) -> None:
+        """The terminal grace passed with nothing pending: stop reading; the request ends ``complete``."""
+        if self._stop is None and not self._graced and not self._finished:
+            self._graced = True
+            self._stop_request()
+
+    def _stop_request(self) -> None:
+        controller = self._request_controller
         if controller is not None and not controller.signal.aborted:
             controller.abort()
         self._cancel_reader()
@@ -503,18 +595,22 @@ class BrowserStream:
             # Rejects when the abort already errored the body; handled at once so nothing goes unhandled.
             reader.cancel().catch(_ignore)
 
-    def _release(self) -> None:
-        """End-of-attempt cleanup, on every path: clear the deadline timer, cancel an unfinished body, unlink the
-        caller's signal and abort the controller (a no-op for a body read to its end)."""
+    def _end_request(self) -> None:
+        """End-of-request cleanup, on every path: clear the deadline timer, cancel an unfinished body and abort
+        the request's controller (a no-op for a body read to its end), which closes its connection."""
         if self._timer is not None:
             importlib.import_module("pyodide.ffi.wrappers").clear_timeout(self._timer)
             self._timer = None
-        self._cancel_reader()
+        self._stop_request()
+        self._request_controller = None
+        self._reader = None
+
+    def _release(self) -> None:
+        """End-of-attempt cleanup, on every path: end the request in flight (if any) and unlink the caller's
+        signal."""
+        self._end_request()
         if self._signal is not None and self._abort is not None:
             self._signal.removeEventListener("abort", self._abort)
-        controller = self._controller
-        if controller is not None and not controller.signal.aborted:
-            controller.abort()
 
     def _conclude(self, result: StreamResult, observed_at: str, *, deliver: bool) -> StreamResult:
         """Add the transport's timing to the result, store it, and deliver the final update."""
@@ -533,10 +629,13 @@ class BrowserStream:
 # -- the JS entry point -----------------------------------------------------------------------------------------
 
 _OPTION_KEYS = frozenset({"url", "route", "body", "headers", "method", "deadlines", "tools", "limits", "fast",
-                          "attempt", "idempotent",
+                          "attempt", "idempotent", "resume",
                           "accepted_stop_reasons", "utf8_errors", "request_id", "model_alias", "signal", "fetch",
                           "onUpdate", "onResult", "onChunk"})
-_DEADLINE_KEYS = {"connect_ms": "connect", "first_event_ms": "first_event", "idle_ms": "idle", "total_ms": "total"}
+_DEADLINE_KEYS = {"connect_ms": "connect", "first_event_ms": "first_event", "idle_ms": "idle", "total_ms": "total",
+                  "terminal_grace_ms": "terminal_grace"}
+_RESUME_KEYS = {"max_resumes": "max_resumes", "last_event_id": "last_event_id", "delay_ms": "delay",
+                "max_delay_ms": "max_delay"}
 _LIMIT_KEYS = frozenset(f.name for f in fields(Limits))
 #: Tasks started by start_stream, kept alive until they finish.
 _RUNNING: set[asyncio.Task[StreamResult]] = set()
@@ -564,6 +663,22 @@ def _deadlines_from_js(value: Any) -> Deadlines:
     return Deadlines(**seconds)
 
 
+def _resume_from_js(value: Any) -> ResumePolicy | None:
+    """``{max_resumes, last_event_id, delay_ms, max_delay_ms}`` -> ResumePolicy (each key optional)."""
+    if value is None:
+        return None
+    if not isinstance(value, dict) or not set(value) <= set(_RESUME_KEYS):
+        raise UsageError(f"resume takes the keys {', '.join(_RESUME_KEYS)}")
+    fields_: dict[str, Any] = {_RESUME_KEYS[k]: v for k, v in value.items()}
+    for key in ("delay", "max_delay"):
+        if key in fields_:
+            ms = fields_[key]
+            if isinstance(ms, bool) or not isinstance(ms, (int, float)):
+                raise UsageError(f"resume.{key}_ms must be a number of milliseconds")
+            fields_[key] = ms / 1000.0
+    return ResumePolicy(**fields_)
+
+
 def start_stream(options: Any) -> Any:
     """Start one attempt from JavaScript; return a handle ``{result: Promise, cancel()}``.
 
@@ -571,7 +686,8 @@ def start_stream(options: Any) -> Any:
 
         {url, route,                               required: the endpoint and the route name ("openai-chat", ...)
          body, headers, method,                    body: a string, or an object sent as JSON; method defaults to POST
-         deadlines: {connect_ms, first_event_ms, idle_ms, total_ms},   each optional
+         deadlines: {connect_ms, first_event_ms, idle_ms, total_ms, terminal_grace_ms},   each optional
+         resume: {max_resumes, last_event_id, delay_ms, max_delay_ms},  continue a cut stream (ResumePolicy)
          tools: {name: JSONSchema}, limits: {max_text_chars, ...},     as in Python
          accepted_stop_reasons, utf8_errors, request_id, model_alias,
          fast: false,                              true: the JS pump (needs eval); false: the pull loop (CSP-safe)
@@ -623,7 +739,7 @@ def start_stream(options: Any) -> Any:
         request_id=opts.get("request_id") or "", model_alias=opts.get("model_alias") or "",
         fast=bool(opts.get("fast", False)), on_chunk=chunk_callback if on_chunk is not None else None,
         fetch=opts.get("fetch"), signal=opts.get("signal"), attempt=int(opts.get("attempt") or 1),
-        idempotent=bool(opts.get("idempotent", False)))
+        idempotent=bool(opts.get("idempotent", False)), resume=_resume_from_js(opts.get("resume")))
     settle: dict[str, Any] = {}
     promise = js.Promise.new(_ffi().create_once_callable(lambda resolve, reject: settle.update(ok=resolve, err=reject)))
     stream._abort_controller()

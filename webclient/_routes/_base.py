@@ -24,7 +24,10 @@ The envelope step, per complete SSE event, in this order (the first that applies
     data not a JSON object       protocol_error envelope
     typed routes                 (contract.dispatch_key, e.g. "type") the key's value must be a
                                  string (envelope) and, with contract.cross_check_event_name, equal
-                                 the SSE event name when there is one (event_name); a value with no
+                                 the SSE event name when there is one (event_name); with
+                                 contract.resume, the event's sequence number is checked (the
+                                 Sequencer of webclient._resume: taken, dropped as a resumed
+                                 stream's repeat, or sequence_*); a value with no
                                  handler is tolerated; before the start event only
                                  contract.before_start is allowed (order); then the handler
     data-only routes             (dispatch_key None) a truthy "error" object is upstream_error
@@ -51,6 +54,10 @@ Stage vocabulary for the failures a route records (``Failure.stage``)::
                     delta_type      a delta of a kind the block cannot take
                     open_block      the terminal event arrived with a block still open
                     after_terminal  an event after the terminal condition
+                    sequence_gap    a sequence number skipped (contract.resume routes)
+                    sequence_order  a sequence number repeated or going back (outside a resumed
+                                    stream's overlap)
+                    sequence_missing  a resumed stream's event without a sequence number
     truncated       missing_stop    the terminal condition carried no stop reason
                     stop_reason     the stop reason is not accepted (length or filter stops, or a
                                     success stop outside the caller's accepted_stop_reasons)
@@ -87,6 +94,7 @@ from .._events import SSEEvent
 from .._json import loads
 from .._limits import Limits
 from .._outcome import Failure, Outcome
+from .._resume import ResumeContract, Sequencer
 from .._telemetry import sanitize_code, stop_reason_token
 from .._toolcalls import Fragments, ToolCallBuffer, ToolCallState, ToolRegistry
 from .._updates import JSON, ChoiceResult, ProviderError, TextDelta, ToolCall, ToolCallUpdate, ToolInputDelta, Update
@@ -191,6 +199,9 @@ class RouteContract:
     cross_check_event_name: bool
     #: How ``data: [DONE]`` is treated: ``"terminal"`` (Chat) or ``"ignored"`` (a stray sentinel).
     done_sentinel: str
+    #: Typed routes whose events are numbered: the sequence key, the event carrying the response id and
+    #: the resume request (``webclient._resume``). ``None``: no sequence check, no route resume.
+    resume: ResumeContract | None = None
 
     @property
     def non_accepted_stop_reasons(self) -> frozenset[str]:
@@ -287,6 +298,7 @@ class RouteAccumulator:
         "out",
         "provider_error",
         "response_id",
+        "sequencer",
         "stop_reason",
         "terminal_seen",
         "usage",
@@ -349,6 +361,8 @@ class RouteAccumulator:
         self._cross_check = contract.cross_check_event_name
         self._before_start = contract.before_start
         self._choices_key = contract.choices_key
+        #: The sequence-number state (routes with ``contract.resume``), shared by resumed sessions.
+        self.sequencer = Sequencer(contract.resume) if contract.resume is not None else None
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -424,6 +438,12 @@ class RouteAccumulator:
         if self._cross_check and name != "message" and name != kind:
             self._protocol("event_name")
             return
+        if self.sequencer is not None:
+            stage = self.sequencer.admit(kind, obj)
+            if stage is not None:
+                if stage:
+                    self._protocol(stage)
+                return
         handler = self._handlers.get(kind)
         if handler is None:
             return

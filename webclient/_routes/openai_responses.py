@@ -7,7 +7,9 @@ Wire facts (``route-contracts.md`` §2; vocabulary from openai-python 3.57.0
 
 * typed events (``data.type``; the SSE ``event:`` name, when present, must agree). The first
   event must be ``response.created``; a second one is ``duplicate_start``. Unknown event types
-  are tolerated. ``sequence_number`` may be absent and is not relied on.
+  are tolerated. ``sequence_number`` may be absent (a March-2025 api.openai.com recording has none); when
+  present it must count up by one (``sequence_gap`` / ``sequence_order``), and it makes the stream
+  resumable: ``GET {path}/{id}?stream=true&starting_after=N`` (``webclient._resume``).
 * items are keyed by ``output_index`` (falling back to ``item_id``) in a dict, opened by
   ``response.output_item.added`` and closed by ``response.output_item.done``. Deltas for an
   unknown or closed item, or of a kind the item cannot take, are ``protocol_error``. An item type
@@ -41,6 +43,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .._resume import ResumeContract
 from .._toolcalls import ToolCallBuffer
 from .._updates import JSON, ChoiceResult
 from ._base import RouteAccumulator, RouteContract, TextBuffer, choice, ignore, stop_table
@@ -141,6 +144,10 @@ CONTRACT = RouteContract(
     choices_key=None,
     cross_check_event_name=True,
     done_sentinel="ignored",  # OpenRouter appends one; not part of this route's contract
+    # "Resume streaming" of a background response (OpenAI API reference, Responses: retrieve with
+    # stream=true&starting_after; the ids and numbers as in every recorded stream).
+    resume=ResumeContract(sequence_key="sequence_number", id_event="response.created", id_path=("response", "id"),
+                          path="/{id}", query=(("stream", "true"), ("starting_after", "{sequence_number}"))),
 )
 
 _PART_TYPES = {"response.content_part.added": "part", "response.reasoning_summary_part.added": "summary_part"}
