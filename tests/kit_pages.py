@@ -19,7 +19,7 @@ import http.server
 import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 #: The demo's Content-Security-Policy for scripts: no eval, WebAssembly allowed.
 STRICT_SCRIPT_SRC = "script-src 'self' 'wasm-unsafe-eval'"
@@ -30,8 +30,9 @@ def static_server(root: Path, *, csp: str | None = None) -> Iterator[str]:
     """Serve ``root`` over HTTP on 127.0.0.1 (an ephemeral port) in a thread; yield the base URL; stop on exit."""
 
     class Handler(http.server.SimpleHTTPRequestHandler):
-        extensions_map = {**http.server.SimpleHTTPRequestHandler.extensions_map,
-                          ".mjs": "text/javascript", ".js": "text/javascript", ".wasm": "application/wasm"}
+        extensions_map: ClassVar[dict[str, str]] = {
+            **http.server.SimpleHTTPRequestHandler.extensions_map,
+            ".mjs": "text/javascript", ".js": "text/javascript", ".wasm": "application/wasm"}
 
         def end_headers(self) -> None:
             if csp is not None:
@@ -144,7 +145,8 @@ try {{
   const body = [chunk({{ role: "assistant", content: "Hello from" }}, null), chunk({{ content: " the pump" }}, null),
                 chunk({{}}, "stop"), enc.encode("data: [DONE]\\n\\n")];
   const fetch = async () => new Response(new ReadableStream({{
-    start(c) {{ for (const b of body) c.enqueue(b); c.close(); }} }}), {{ headers: {{ "content-type": "text/event-stream" }} }});
+    start(c) {{ for (const b of body) c.enqueue(b); c.close(); }} }}),
+    {{ headers: {{ "content-type": "text/event-stream" }} }});
   const handle = browser.start_stream({{ url: "https://model.invalid/v1/chat/completions", route: "openai-chat",
                                         body: {{ model: "m", stream: true }}, fetch }});
   const result = await handle.result;
