@@ -90,7 +90,7 @@ def test_webclient_mjs_names_the_hashed_directories_and_the_sizes_it_counts(kit:
 
     assert {manifest[k] for k in ("runtime", "wheels", "kit")} == {f"{p.name}/" for p in folders.values()}
     assert manifest["files"] and all((kit / path).stat().st_size == n for path, n in manifest["files"].items())
-    assert any(path.endswith("pyodide.asm.wasm") for path in manifest["files"])
+    assert any(path.endswith("python_stdlib.zip") for path in manifest["files"])
 
 
 def test_sidecars_decompress_to_their_file_and_skip_what_does_not_shrink(kit: Path) -> None:
@@ -125,3 +125,14 @@ def test_a_rebuild_removes_stale_directories(kit: Path, tmp_path: Path) -> None:
 
     assert not stale.exists()
     assert sorted(p.name for p in out.iterdir()) == sorted(p.name for p in kit.iterdir())
+
+
+def test_the_readme_embeds_the_example_widget_verbatim_in_under_40_lines() -> None:
+    readme = (REPO / "README.md").read_text()
+    section = readme.split("## Embed it in your page", 1)[1].split("\n## ", 1)[0]
+    blocks = re.findall(r"```(html|js)\n(.*?)```", section, re.S)
+    examples = REPO / "demo_site" / "examples"
+    html, js = (examples / "widget.html").read_text(), (examples / "widget.js").read_text()
+
+    assert blocks[:2] == [("html", html), ("js", js)]
+    assert len(html.splitlines()) + len(js.splitlines()) < 40

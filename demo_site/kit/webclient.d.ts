@@ -22,7 +22,8 @@ export type JSONObject = { [key: string]: JSONValue };
 // --- booting -----------------------------------------------------------------------------------------------------
 
 export interface BootProgress {
-  /** "download": runtime bytes so far (`loaded` of `total`, decompressed); "start": Python initialising;
+  /** "download": bytes of the runtime files so far (`loaded` of `total`, decompressed; the wasm streams into
+   *  compilation and is not counted); "start": Python initialising;
    *  "import": webclient loading. The createClient promise resolves after the last. */
   stage: "download" | "start" | "import";
   loaded: number;

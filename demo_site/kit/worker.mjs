@@ -25,9 +25,11 @@ const handles = new Map();
 const post = (message) => self.postMessage(message);
 
 /**
- * While `during` runs, count the bytes of every successful fetch of one of `files` (a clone of the response is read
- * to its end; the response Pyodide gets is untouched, so streaming wasm compilation and its code cache still work)
- * and report {stage: "download", loaded, total}, then {stage: "start"} once everything arrived.
+ * While `during` runs, count the bytes of every successful fetch of one of `files` (the runtime files the build
+ * listed: python_stdlib.zip and the webclient wheel; a clone of the response is read to its end, the response
+ * Pyodide gets is untouched) and report {stage: "download", loaded, total}, then {stage: "start"} once they
+ * arrived. The wasm is not among them: it streams into WebAssembly compilation untouched, which keeps Chromium's
+ * compiled-code cache working for the next boot.
  */
 async function countingDownloads(files, during) {
   const total = Object.values(files).reduce((sum, n) => sum + n, 0);
