@@ -236,6 +236,11 @@ export interface ChoiceResult {
   reasoning: string;
   stop_reason: string | null;
   tool_calls: ToolCall[];
+  // From the provider-vocabulary work (present once it lands), per choice as on the result:
+  items?: JSONObject[];
+  citations?: JSONObject[];
+  logprobs?: JSONValue | null;
+  assistant_message?: JSONObject | null;
 }
 
 /** Python's StreamResult.to_dict(), verbatim. Accumulated fields are provisional unless `committed`. */
