@@ -311,7 +311,7 @@ def test_a_page_of_another_origin_imports_the_kit_from_the_demo_server_and_strea
 # --- caching ---------------------------------------------------------------------------------------------------
 
 
-def test_a_reload_fetches_no_runtime_bytes(browser: Any, demo: str) -> None:
+def test_a_boot_fetches_the_wasm_once_and_a_reload_fetches_no_runtime_bytes(browser: Any, demo: str) -> None:
     context = browser.new_context()
     try:
         fetched: list[tuple[str, int]] = []
@@ -330,6 +330,6 @@ def test_a_reload_fetches_no_runtime_bytes(browser: Any, demo: str) -> None:
 
     print(f"\n[kit] cold boot: {sum(n for _, n in cold):,} runtime bytes in {len(cold)} responses; reload: "
           f"{json.dumps(warm)}")
-    assert any(url.endswith("pyodide.asm.wasm") for url, _ in cold)
+    assert sum(url.endswith("pyodide.asm.wasm") for url, _ in cold) == 1, "the wasm is fetched once per boot"
     assert sum(n for _, n in cold) > 1_000_000
     assert warm == [], "a reload downloaded runtime bytes again"
