@@ -1,34 +1,39 @@
 """The demo server: the static site plus a CometAPI-shaped upstream, on one origin.
 
     python demo_site/server.py [--host 127.0.0.1] [--port 8000] [--upstream BASE_URL] [--static DIR]
+                               [--allow-origin ORIGIN ...] [--max-streams-per-client N]
                                [--csp-unsafe-eval] [--stall-seconds S] [--time-scale F]
 
 Serves:
 
-* ``GET /…``: the files of the static site directory (default ``demo_site/static``; the lead's
-  ``build_scripts/pyodide_tools.py site DIR`` assembles Pyodide + wheels into such a directory).
-  ``/`` and directories serve their ``index.html``. Every response carries ``Cache-Control: no-cache``
-  (the browser revalidates with ETag / Last-Modified, so unchanged files cost a 304) and the
-  Content-Security-Policy below. ``.mjs``/``.js`` are ``text/javascript`` and ``.wasm`` is
-  ``application/wasm`` (needed for ``WebAssembly.instantiateStreaming``), whatever the host's
-  mimetypes database says.
+* ``GET``/``HEAD /…``: the files of the static site directory (default ``demo_site/static``;
+  ``build_scripts/pyodide_tools.py site DIR`` assembles Pyodide + wheels into such a directory), by the rules of
+  :mod:`demo_site.static_files`: nothing whose real path is outside the site (bare ``404``), precompressed
+  ``.br``/``.gz`` sidecars by ``Accept-Encoding``, ``immutable`` caching for content-hashed directories and
+  ``no-cache`` + ETag/Last-Modified revalidation (``304``) for everything else.
 * The four model routes (``POST /v1/chat/completions``, ``/v1/responses``, ``/v1/messages``,
   ``/v1beta/models/{model}:streamGenerateContent``): by default the embedded upstream of
   :mod:`demo_site.upstream` (scenario chosen by the ``x-demo-scenario`` request header). With
-  ``--upstream BASE_URL`` they are proxied instead to a real CometAPI-compatible upstream (see
-  :class:`UpstreamProxy`): the upstream's status, media type and body bytes are passed through as they
-  arrive, without re-chunking, and the API key is added from the ``COMETAPI_KEY`` environment
-  variable. The key never reaches the page and is never logged.
+  ``--upstream BASE_URL`` they are proxied instead to a real CometAPI-compatible upstream by
+  :mod:`demo_site.proxy` (upstream URL from the route table only, no redirects followed, the key from the
+  ``COMETAPI_KEY`` environment variable sent to that origin only, never to the page, never logged).
 * ``GET /demo/tools.json`` (tool name -> JSON Schema), ``GET /demo/config.json`` (mode, routes,
   scenarios for the picker) and ``GET /__demo/stats`` (stream counters per scenario; ``proxy`` in
   proxy mode).
+
+**Limits** (:mod:`demo_site.guards`): a header-read timeout, a body-read timeout and the 1 MiB body cap, and a cap
+on concurrent model-route streams per client address (``--max-streams-per-client``).
+
+**Cross-origin** (:mod:`demo_site.cors`): ``--allow-origin ORIGIN`` (repeatable) shares the model routes (with
+their ``OPTIONS`` preflight) and the kit under ``/webclient/`` with exactly those origins; nothing else.
 
 **Content-Security-Policy.** ``script-src 'self' 'wasm-unsafe-eval'``: Pyodide compiles WebAssembly,
 which CSP gates behind ``'wasm-unsafe-eval'`` (Pyodide >= 0.21 needs nothing broader; see
 pyodide/pyodide#3141). ``'unsafe-eval'`` (JavaScript ``eval``/``new Function``) is added only with
 ``--csp-unsafe-eval``, for a transport that defines its JS pump through ``pyodide.code.run_js``
 (the "fast path" of pyodide-notes §2.3); the default page must not need it. Everything else is
-``'self'`` only; no inline script or style, no plugins, no framing.
+``'self'`` only; no inline script or style, no plugins, no framing. Every response also carries
+``X-Content-Type-Options: nosniff`` and ``Referrer-Policy: no-referrer``.
 
 The server binds 127.0.0.1 unless told otherwise, prints its URL, and stops on SIGINT/SIGTERM. Tests
 start it in-process with :func:`start_in_background`.
@@ -43,24 +48,32 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 if __package__ in (None, ""):  # run as `python demo_site/server.py`: import siblings as demo_site.*
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from aiohttp import ClientError, ClientPayloadError, ClientSession, ClientTimeout, web
+from aiohttp import web
 
+from demo_site.cors import CorsPolicy, parse_origin
+from demo_site.guards import ServerLimits, StreamGuard, runner_options
+from demo_site.proxy import UpstreamProxy, normalize_base_url
 from demo_site.scenarios import SCENARIOS
+from demo_site.static_files import MIME_TYPES, static_handler
 from demo_site.upstream import (
     ROUTES,
     EmbeddedUpstream,
+    RouteEncoder,
     StreamStats,
     UpstreamConfig,
     demo_config_document,
     tools_document,
 )
+
+__all__ = ["KEY_ENV", "MIME_TYPES", "RunningServer", "ServerLimits", "UpstreamProxy", "build_app",
+           "content_security_policy", "main", "normalize_base_url", "start_in_background"]
 
 log = logging.getLogger("demo_site.server")
 
@@ -69,6 +82,11 @@ DEFAULT_PORT = 8000
 DEFAULT_STATIC_DIR = Path(__file__).resolve().parent / "static"
 #: Environment variable holding the real upstream's API key (proxy mode only).
 KEY_ENV = "COMETAPI_KEY"
+
+#: Where an application keeps its limits (read again when its runner is made).
+LIMITS_KEY = web.AppKey("demo_limits", ServerLimits)
+#: Request-dict flag: the request is for a model route (CORS and the stream cap apply).
+_MODEL_ROUTE = web.RequestKey("demo_site.model_route", bool)
 
 
 def content_security_policy(*, unsafe_eval: bool = False) -> str:
@@ -88,182 +106,67 @@ def content_security_policy(*, unsafe_eval: bool = False) -> str:
     ])
 
 
-#: Media types by suffix; anything else is ``application/octet-stream``.
-MIME_TYPES: dict[str, str] = {
-    ".html": "text/html; charset=utf-8",
-    ".js": "text/javascript; charset=utf-8",
-    ".mjs": "text/javascript; charset=utf-8",
-    ".css": "text/css; charset=utf-8",
-    ".json": "application/json",
-    ".map": "application/json",
-    ".wasm": "application/wasm",
-    ".zip": "application/zip",
-    ".whl": "application/zip",
-    ".tar": "application/x-tar",
-    ".svg": "image/svg+xml",
-    ".png": "image/png",
-    ".ico": "image/x-icon",
-    ".txt": "text/plain; charset=utf-8",
-    ".py": "text/x-python; charset=utf-8",
-}
+# --- the app --------------------------------------------------------------------------------------
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
-# --- static files ---------------------------------------------------------------------------------
+def _add_model_routes(app: web.Application, forward: Callable[[type[RouteEncoder], web.Request],
+                                                              Awaitable[web.StreamResponse]],
+                      guard: StreamGuard, cors: CorsPolicy) -> None:
+    """The four model routes (``POST`` through the stream guard, ``OPTIONS`` preflight), flagged as such."""
 
-
-def static_handler(root: Path) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
-    """``GET``/``HEAD`` handler serving files under ``root`` (no listing, no dot-files, no ``..``)."""
-
-    async def handle(request: web.Request) -> web.StreamResponse:
-        rel = PurePosixPath(request.match_info["path"])
-        if any(part in ("..", "") or part.startswith(".") or "\\" in part or "\0" in part for part in rel.parts):
-            raise web.HTTPNotFound()
-        target = root.joinpath(*rel.parts)
-        if target.is_dir():
-            target = target / "index.html"
-        if not target.is_file():
-            raise web.HTTPNotFound()
-        media_type = MIME_TYPES.get(target.suffix.lower(), "application/octet-stream")
-        return web.FileResponse(target, headers={"Content-Type": media_type, "Cache-Control": "no-cache"})
-
-    return handle
-
-
-# --- proxy mode -----------------------------------------------------------------------------------
-
-#: Request headers passed from the page to the real upstream (nothing else: no cookies, no auth).
-FORWARD_REQUEST_HEADERS = ("Content-Type", "Accept", "anthropic-version", "anthropic-beta", "OpenAI-Beta")
-#: Response headers passed back to the page.
-FORWARD_RESPONSE_HEADERS = ("Content-Type", "Content-Encoding", "Retry-After", "x-request-id", "request-id")
-#: Headers that carry credentials; never taken from the page.
-_AUTH_HEADERS = ("Authorization", "x-api-key", "x-goog-api-key")
-
-
-def normalize_base_url(base_url: str) -> str:
-    """``https://api.cometapi.com``, with a trailing ``/`` or ``/v1`` removed (routes add ``/v1…``)."""
-    base = base_url.rstrip("/")
-    return base[: -len("/v1")] if base.endswith("/v1") else base
-
-
-class UpstreamProxy:
-    """Forwards the four routes to ``base_url`` with the key added; streams the body back unchanged.
-
-    The page's own credential headers are dropped and replaced: ``Authorization: Bearer KEY`` on every
-    route, plus ``x-api-key`` on the Anthropic route and ``x-goog-api-key`` on the Gemini route. The
-    response body is written to the page chunk by chunk as the upstream delivers it
-    (``iter_any``), with transfer decompression off so the bytes are the upstream's own. If the
-    upstream cuts its body, the page's connection is cut too (no clean end is invented).
-    """
-
-    def __init__(self, base_url: str, api_key: str, stats: StreamStats) -> None:
-        self.base_url = normalize_base_url(base_url)
-        self._api_key = api_key
-        self.stats = stats
-        self._session: ClientSession | None = None
-
-    def __repr__(self) -> str:  # never show the key
-        return f"UpstreamProxy({self.base_url!r})"
-
-    async def startup(self, app: web.Application) -> None:
-        timeout = ClientTimeout(total=None, sock_connect=30, sock_read=None)
-        self._session = ClientSession(timeout=timeout, auto_decompress=False)
-
-    async def cleanup(self, app: web.Application) -> None:
-        if self._session is not None:
-            await self._session.close()
-
-    def add_routes(self, app: web.Application) -> None:
-        for path, enc_cls in ROUTES:
-            app.router.add_post(path, self._handler(enc_cls.route))
-        app.on_startup.append(self.startup)
-        app.on_cleanup.append(self.cleanup)
-
-    def _handler(self, route: str) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
+    def post(enc_cls: type[RouteEncoder]) -> Handler:
         async def handle(request: web.Request) -> web.StreamResponse:
-            return await self.forward(route, request)
+            request[_MODEL_ROUTE] = True
+            return await guard.run(request, lambda r: forward(enc_cls, r))
         return handle
 
-    def upstream_headers(self, route: str, incoming: Mapping[str, str]) -> dict[str, str]:
-        """Headers for the upstream request: the allow-listed page headers plus the key headers."""
-        headers = {h: incoming[h] for h in FORWARD_REQUEST_HEADERS if h in incoming}
-        headers["Accept-Encoding"] = "identity"
-        headers["Authorization"] = f"Bearer {self._api_key}"
-        if route == "anthropic-messages":
-            headers["x-api-key"] = self._api_key
-            headers.setdefault("anthropic-version", "2023-06-01")
-        elif route == "gemini":
-            headers["x-goog-api-key"] = self._api_key
-        return headers
+    async def preflight(request: web.Request) -> web.StreamResponse:
+        request[_MODEL_ROUTE] = True
+        return await cors.preflight(request)
 
-    async def forward(self, route: str, request: web.Request) -> web.StreamResponse:
-        assert self._session is not None
-        query = [(k, v) for k, v in request.rel_url.query.items() if k != "key"]
-        url = self.base_url + request.rel_url.path
-        body = await request.read()
-        self.stats.record("proxy", "started")
-        sent = 0
-        try:
-            async with self._session.post(url, params=query, data=body,
-                                          headers=self.upstream_headers(route, request.headers)) as up:
-                resp = web.StreamResponse(status=up.status, reason=up.reason)
-                for name in FORWARD_RESPONSE_HEADERS:
-                    if name in up.headers:
-                        resp.headers[name] = up.headers[name]
-                resp.headers["Cache-Control"] = "no-cache"
-                await resp.prepare(request)
-                try:
-                    async for chunk in up.content.iter_any():
-                        await resp.write(chunk)
-                        sent += len(chunk)
-                except ClientPayloadError:
-                    log.info("proxy %s: upstream body cut after %d bytes; cutting the page's too", route, sent)
-                    if request.transport is not None:
-                        request.transport.close()
-                    self.stats.record("proxy", "finished")
-                    return resp
-                await resp.write_eof()
-        except (ConnectionError, asyncio.CancelledError):
-            self.stats.record("proxy", "disconnected")
-            log.info("proxy %s: client disconnected after %d bytes", route, sent)
-            raise
-        except ClientError as exc:
-            self.stats.record("proxy", "finished")
-            log.warning("proxy %s: upstream request failed (%s)", route, type(exc).__name__)
-            return web.json_response({"error": {"type": "demo_proxy_error", "code": type(exc).__name__,
-                                                "message": "the demo server could not reach the upstream"}},
-                                     status=502)
-        self.stats.record("proxy", "finished")
-        log.info("proxy %s: status %d, %d bytes", route, resp.status, sent)
-        return resp
-
-
-# --- the app --------------------------------------------------------------------------------------
+    for path, enc_cls in ROUTES:
+        resource = app.router.add_resource(path)
+        resource.add_route("POST", post(enc_cls))
+        resource.add_route("OPTIONS", preflight)
 
 
 def build_app(*, static_dir: Path | None = DEFAULT_STATIC_DIR, upstream: str | None = None,
               api_key: str | None = None, config: UpstreamConfig | None = None,
-              csp_unsafe_eval: bool = False) -> web.Application:
+              csp_unsafe_eval: bool = False, allow_origins: Sequence[str] = (),
+              limits: ServerLimits | None = None) -> web.Application:
     """The aiohttp application: model routes (embedded or proxied), demo JSON, static files.
 
     In proxy mode (``upstream`` given) ``api_key`` is required; callers pass it explicitly (the CLI
-    reads :data:`KEY_ENV`).
+    reads :data:`KEY_ENV`). ``allow_origins`` are the ``--allow-origin`` values (``ValueError`` for a malformed
+    one, as for a malformed ``upstream``).
     """
+    limits = limits or ServerLimits()
     csp = content_security_policy(unsafe_eval=csp_unsafe_eval)
+    cors = CorsPolicy(allow_origins)
 
     async def on_prepare(request: web.Request, response: web.StreamResponse) -> None:
         response.headers["Content-Security-Policy"] = csp
         response.headers["X-Content-Type-Options"] = "nosniff"
         response.headers["Referrer-Policy"] = "no-referrer"
+        cors.decorate(request, response, model_route=bool(request.get(_MODEL_ROUTE)))
 
-    app = web.Application()
+    app = web.Application(client_max_size=limits.max_body_bytes)
+    app[LIMITS_KEY] = limits
     app.on_response_prepare.append(on_prepare)
     stats = StreamStats(["proxy"] if upstream else [s.slug for s in SCENARIOS])
+    guard = StreamGuard(limits)
     if upstream:
         if not api_key:
             raise ValueError(f"proxy mode needs an API key (set {KEY_ENV})")
-        UpstreamProxy(upstream, api_key, stats).add_routes(app)
+        proxy = UpstreamProxy(upstream, api_key, stats)
+        app.on_startup.append(proxy.startup)
+        app.on_cleanup.append(proxy.cleanup)
+        _add_model_routes(app, lambda enc_cls, request: proxy.forward(enc_cls.route, request), guard, cors)
     else:
-        EmbeddedUpstream(config, stats).add_routes(app)
+        embedded = EmbeddedUpstream(config, stats)
+        _add_model_routes(app, embedded.handle, guard, cors)
     mode = "proxy" if upstream else "embedded"
 
     async def tools_json(request: web.Request) -> web.Response:
@@ -285,8 +188,9 @@ def build_app(*, static_dir: Path | None = DEFAULT_STATIC_DIR, upstream: str | N
 
 def _runner(app: web.Application) -> web.AppRunner:
     # handler_cancellation: a client disconnect cancels its handler, so streams notice it at once.
+    limits = app.get(LIMITS_KEY, ServerLimits())
     return web.AppRunner(app, handle_signals=False, handler_cancellation=True, shutdown_timeout=2.0,
-                         access_log=None)
+                         access_log=None, **runner_options(limits))  # type: ignore[arg-type]
 
 
 def _url(host: str, port: int) -> str:
@@ -370,6 +274,21 @@ async def _serve_until_signalled(app: web.Application, host: str, port: int) -> 
         await runner.cleanup()
 
 
+def _origin(text: str) -> str:
+    """argparse type of ``--allow-origin``."""
+    try:
+        return parse_origin(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _positive(text: str) -> int:
+    """argparse type: a positive decimal integer."""
+    if not text.isdecimal() or int(text) < 1:
+        raise argparse.ArgumentTypeError("expected a positive integer")
+    return int(text)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python demo_site/server.py", description=__doc__.splitlines()[0])
     parser.add_argument("--host", default=DEFAULT_HOST, help="address to bind (default %(default)s)")
@@ -378,6 +297,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help=f"proxy the model routes to this CometAPI-compatible base URL (key from ${KEY_ENV})")
     parser.add_argument("--static", metavar="DIR", type=Path, default=DEFAULT_STATIC_DIR,
                         help="static site directory (default demo_site/static)")
+    parser.add_argument("--allow-origin", metavar="ORIGIN", type=_origin, action="append", default=[],
+                        help="let pages on ORIGIN (scheme://host[:port], exact; repeatable) call the model routes "
+                             "and load the kit under /webclient/ (CORS); nothing else is shared")
+    parser.add_argument("--max-streams-per-client", metavar="N", type=_positive,
+                        default=ServerLimits.max_streams_per_client,
+                        help="concurrent model-route streams per client address (default %(default)s)")
     parser.add_argument("--csp-unsafe-eval", action="store_true",
                         help="add 'unsafe-eval' to script-src (only for a run_js-based fast path)")
     parser.add_argument("--stall-seconds", type=float, default=UpstreamConfig.stall_seconds,
@@ -393,9 +318,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     if not args.static.is_dir():
         log.warning("static directory %s does not exist; only the API routes will answer", args.static)
-    app = build_app(static_dir=args.static, upstream=args.upstream, api_key=api_key,
-                    config=UpstreamConfig(time_scale=args.time_scale, stall_seconds=args.stall_seconds),
-                    csp_unsafe_eval=args.csp_unsafe_eval)
+    try:
+        app = build_app(static_dir=args.static, upstream=args.upstream, api_key=api_key,
+                        config=UpstreamConfig(time_scale=args.time_scale, stall_seconds=args.stall_seconds),
+                        csp_unsafe_eval=args.csp_unsafe_eval, allow_origins=args.allow_origin,
+                        limits=ServerLimits(max_streams_per_client=args.max_streams_per_client))
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     try:
         asyncio.run(_serve_until_signalled(app, args.host, args.port))
     except OSError as exc:

@@ -140,7 +140,7 @@ def test_tools_file_is_used_and_an_unusable_one_exits_2(
     assert code == 2 and "outcome payload_error, stage tool_unknown" in out
     tools.write_text(json.dumps({"weather": {"type": "object", "if": {}}}))
     code, _, err = run(["--route", CHAT, "--tools", str(tools), str(chat_file)], capsys)
-    assert code == 2 and err.startswith("check: UsageError")
+    assert code == 2 and err.startswith("python -m webclient check: error: unsupported schema keyword")
 
 
 def test_a_given_chunking_becomes_one_more_multisplit_case(chat_file: Path, capsys: pytest.CaptureFixture[str]) -> None:

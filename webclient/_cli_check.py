@@ -21,7 +21,6 @@ a complete response (or the options are unusable).
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Callable
 
@@ -30,12 +29,12 @@ from ._cli_chunking import (
     LIMIT_OPTIONS,
     add_input_arguments,
     chunks_from,
+    dumps_json,
     limits_from,
     load_tools,
     positive_int,
     read_input,
 )
-from ._errors import UsageError
 from ._routes import ROUTE_NAMES
 
 #: Captures at least this large report progress on stderr (smaller ones finish in seconds).
@@ -71,12 +70,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Check the capture, print the report, return the exit code."""
-    try:
-        limits = limits_from(args)
-        factory = session_factory(args.route, limits=limits, tools=load_tools(args.tools))
-    except (UsageError, OSError, ValueError) as exc:
-        sys.stderr.write(f"check: {type(exc).__name__}: {exc if isinstance(exc, UsageError) else 'unusable --tools'}\n")
-        return 2
+    limits = limits_from(args)
+    factory = session_factory(args.route, limits=limits, tools=load_tools(args.tools))
     data = read_input(args.file)
     given = list(chunks_from(args, data)) if (args.chunk_size or args.split_at) else None
     progress = _progress(sys.stderr.write) if len(data) >= PROGRESS_MIN_BYTES else None
@@ -84,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
                            config=CheckConfig(seed=args.seed, max_splits=args.max_splits),
                            extra_chunks=given, progress=progress)
     if args.json:
-        sys.stdout.write(json.dumps(report.to_dict()) + "\n")
+        sys.stdout.write(dumps_json(report.to_dict()) + "\n")
     else:
         sys.stdout.write(render(report))
     return report.exit_code

@@ -1,18 +1,65 @@
-"""Shared CLI plumbing: reading a capture, cutting it into transport chunks, limit options.
+"""Shared CLI plumbing: reading a capture and a ``--tools`` file, cutting the capture into transport
+chunks, limit options, and printing JSON.
 
 Used by every command that feeds a capture (``events``, ``replay``, ``check``) so that
 ``--chunk-size``/``--split-at`` and the ceiling options mean the same thing everywhere.
+
+Input problems (a missing, unreadable or directory capture; a ``--tools`` file that is not a JSON
+object, nests too deeply or is not UTF-8) raise :class:`InputError`, whose message is one line;
+the dispatcher (:mod:`webclient._cli`) prints it and exits 2. Output goes through
+:func:`dumps_json`, which always produces valid, ASCII-only JSON whatever the value holds.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from collections.abc import Iterator
 
 from ._errors import UsageError
+from ._json import loads_strict
 from ._limits import Limits
+
+
+class InputError(Exception):
+    """A command's input cannot be used (the message is one line, without content)."""
+
+
+def _reason(exc: OSError) -> str:
+    return exc.strerror or type(exc).__name__
+
+
+def _read(path: str, what: str) -> bytes:
+    try:
+        with open(path, "rb") as handle:
+            return handle.read()
+    except OSError as exc:
+        raise InputError(f"cannot read {what} {path!r}: {_reason(exc)}") from None
+    except ValueError:  # a NUL in the path
+        raise InputError(f"cannot read {what} {path!r}: not a valid path") from None
+
+
+def dumps_json(value: object) -> str:
+    """``value`` as one line of valid JSON: non-ASCII and lone surrogates escaped (``\\ud800``), and
+    non-finite numbers (which JSON cannot express) printed as ``null``."""
+    try:
+        return json.dumps(value, ensure_ascii=True, allow_nan=False)
+    except ValueError:
+        return json.dumps(_finite(value), ensure_ascii=True, allow_nan=False)
+
+
+def _finite(value: object) -> object:
+    """``value`` with every ``inf``/``nan`` float replaced by ``None``."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {key: _finite(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(item) for item in value]
+    return value
+
 
 #: option flag -> Limits field
 LIMIT_OPTIONS: dict[str, str] = {
@@ -25,11 +72,20 @@ LIMIT_OPTIONS: dict[str, str] = {
 
 def load_tools(path: str | None) -> dict[str, object] | None:
     """``--tools FILE.json``: a JSON object mapping tool names to JSON Schemas (``None`` when not
-    given). A file that is not such an object is a :class:`~webclient.UsageError`."""
+    given). An unreadable file or one that is not UTF-8 JSON (``NaN``/``Infinity`` and nesting past
+    ``MAX_JSON_DEPTH`` included) is an :class:`InputError`; valid JSON that is not an object is a
+    :class:`~webclient.UsageError`."""
     if path is None:
         return None
-    with open(path, "rb") as handle:
-        tools = json.loads(handle.read())
+    data = _read(path, "--tools file")
+    try:
+        tools = loads_strict(data.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise InputError("--tools file is not UTF-8") from None
+    except RecursionError:
+        raise InputError("--tools file is not usable JSON: nested too deeply") from None
+    except ValueError as exc:  # positions and reasons only, never content
+        raise InputError(f"--tools file is not usable JSON: {exc}") from None
     if not isinstance(tools, dict):
         raise UsageError("--tools must hold a JSON object mapping tool names to JSON Schemas")
     return tools
@@ -70,9 +126,13 @@ def add_input_arguments(parser: argparse.ArgumentParser, limit_flags: tuple[str,
 def read_input(path: str) -> bytes:
     """The capture's bytes, from a file or (``-``) standard input."""
     if path == "-":
-        return sys.stdin.buffer.read()
-    with open(path, "rb") as handle:
-        return handle.read()
+        if sys.stdin is None:  # started with standard input closed
+            raise InputError("cannot read the capture from standard input: it is closed")
+        try:
+            return sys.stdin.buffer.read()
+        except OSError as exc:
+            raise InputError(f"cannot read the capture from standard input: {_reason(exc)}") from None
+    return _read(path, "capture")
 
 
 def limits_from(args: argparse.Namespace) -> Limits:

@@ -9,11 +9,10 @@ line is ``{"outcome", "stage"}`` and the exit code is 1; otherwise 0. Defaults t
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Callable
 
-from ._cli_chunking import add_input_arguments, chunks_from, limits_from, read_input
+from ._cli_chunking import add_input_arguments, chunks_from, dumps_json, limits_from, read_input
 from ._events import RetryField, SSEItem
 from ._pipeline import EventStreamParser
 
@@ -35,7 +34,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         _print(stream.close(), write)
     if stream.failure is not None:
-        write(json.dumps({"outcome": stream.failure.outcome.value, "stage": stream.failure.stage}) + "\n")
+        write(dumps_json({"outcome": stream.failure.outcome.value, "stage": stream.failure.stage}) + "\n")
         return 1
     return 0
 
@@ -43,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
 def _print(items: list[SSEItem], write: Callable[[str], object]) -> None:
     for item in items:
         if isinstance(item, RetryField):
-            write(json.dumps({"retry": item.retry}) + "\n")
+            write(dumps_json({"retry": item.retry}) + "\n")
         else:
             record = {"type": item.type, "data": item.data, "last_event_id": item.last_event_id}
-            write(json.dumps(record) + "\n")
+            write(dumps_json(record) + "\n")

@@ -11,17 +11,24 @@ Prints one JSON object, ``StreamResult.to_dict()``: ``{"outcome", "stage", "stop
 "committed", "text", "tool_calls": [{"id", "name", "state", "arguments", "ready"}], "telemetry"}``.
 Defaults: status 200, content type ``text/event-stream``. ``--tools`` is a JSON object mapping tool
 names to JSON Schemas; without it any tool name is allowed and only JSON-object validity is
-checked. Exit status: 0 when the outcome is ``complete``, 1 otherwise, 2 for unusable options.
+checked. Exit status: 0 when the outcome is ``complete``, 1 otherwise, 2 for unusable options or
+input (see :mod:`webclient._cli`). The output is always valid JSON (:func:`dumps_json`).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
-from ._cli_chunking import LIMIT_OPTIONS, add_input_arguments, chunks_from, limits_from, load_tools, read_input
-from ._errors import UsageError
+from ._cli_chunking import (
+    LIMIT_OPTIONS,
+    add_input_arguments,
+    chunks_from,
+    dumps_json,
+    limits_from,
+    load_tools,
+    read_input,
+)
 from ._outcome import Outcome
 from ._routes import ROUTE_NAMES
 from ._session import StreamSession
@@ -39,19 +46,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Replay the capture and print the result object; return the exit code."""
-    try:
-        session = StreamSession(args.route, limits=limits_from(args), tools=load_tools(args.tools))
-    except (UsageError, OSError, ValueError) as exc:
-        # Option problems only (a schema keyword we do not implement, an unreadable file).
-        detail = exc if isinstance(exc, UsageError) else "unusable --tools"
-        sys.stderr.write(f"replay: {type(exc).__name__}: {detail}\n")
-        return 2
+    data = read_input(args.file)
+    session = StreamSession(args.route, limits=limits_from(args), tools=load_tools(args.tools))
     session.open(args.status, args.content_type)
     if not session.done:
-        for chunk in chunks_from(args, read_input(args.file)):
+        for chunk in chunks_from(args, data):
             session.feed(chunk)
             if session.done:
                 break
     result = session.finish()
-    sys.stdout.write(json.dumps(result.to_dict(), ensure_ascii=False) + "\n")
+    sys.stdout.write(dumps_json(result.to_dict()) + "\n")
     return 0 if result.outcome is Outcome.COMPLETE else 1

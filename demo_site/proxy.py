@@ -1,0 +1,165 @@
+"""Proxy mode (``--upstream BASE_URL``): the four model routes forwarded to a real CometAPI-compatible upstream.
+
+**What reaches the upstream is built from the route table, never from the request path.** The upstream URL is
+the configured base URL's origin and path prefix plus :data:`UPSTREAM_PATHS` for the route. The one variable,
+the Gemini model, must fully match :data:`GEMINI_MODEL` (checked on aiohttp's decoded match, so ``%2f``, ``%3f``,
+``%23``, ``..`` and friends are refused with a JSON ``400`` before anything is sent) and is percent-encoded again
+when the path is built. Query parameters are dropped except :data:`QUERY_ALLOW` (Gemini's ``alt``, with its known
+values); the page's ``key`` never passes.
+
+**The key goes to the configured origin only.** Redirects are never followed (``allow_redirects=False``): a 3xx
+reaches the page as a failed response with its status and body, without ``Location``, and nothing is re-sent.
+The client session keeps no cookies and ignores proxy settings in the environment. The page's own credential
+headers are dropped; ``Authorization: Bearer KEY`` is added on every route, plus ``x-api-key`` on the Anthropic
+route and ``x-goog-api-key`` on the Gemini route. The key is never logged and never reaches the page.
+
+**Bytes pass through unchanged.** The response status, a few headers (:data:`FORWARD_RESPONSE_HEADERS`) and the
+body bytes are streamed to the page as the upstream delivers them (``iter_any``, transfer decompression off). If
+the upstream cuts its body, the page's connection is cut too (no clean end is invented). An unreachable upstream
+is a JSON ``502``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+from collections.abc import Mapping
+from typing import Final
+from urllib.parse import quote
+
+from aiohttp import ClientError, ClientPayloadError, ClientSession, ClientTimeout, DummyCookieJar, web
+from yarl import URL
+
+from demo_site.upstream import StreamStats
+
+log = logging.getLogger("demo_site.server")
+
+#: Route -> upstream path; ``{model}`` is the validated, re-encoded Gemini model.
+UPSTREAM_PATHS: Final[dict[str, str]] = {
+    "openai-chat": "/v1/chat/completions",
+    "openai-responses": "/v1/responses",
+    "anthropic-messages": "/v1/messages",
+    "gemini": "/v1beta/models/{model}:streamGenerateContent",
+}
+#: A Gemini model name: a letter or digit, then up to 127 letters, digits, ``.``, ``_`` or ``-``
+#: (``gemini-2.5-flash``, ``gemini-1.5-pro-002``, ``gemini-2.0-flash-exp``).
+GEMINI_MODEL: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+#: Route -> query parameter -> its allowed values. Everything else is dropped.
+QUERY_ALLOW: Final[dict[str, dict[str, frozenset[str]]]] = {"gemini": {"alt": frozenset({"sse", "json"})}}
+#: Request headers passed from the page to the real upstream (nothing else: no cookies, no auth).
+FORWARD_REQUEST_HEADERS: Final = ("Content-Type", "Accept", "anthropic-version", "anthropic-beta", "OpenAI-Beta")
+#: Response headers passed back to the page (never ``Location`` or ``Set-Cookie``).
+FORWARD_RESPONSE_HEADERS: Final = ("Content-Type", "Content-Encoding", "Retry-After", "x-request-id", "request-id")
+
+
+def normalize_base_url(base_url: str) -> str:
+    """``https://api.cometapi.com``, with a trailing ``/`` or ``/v1`` removed (routes add ``/v1…``)."""
+    base = base_url.rstrip("/")
+    return base[: -len("/v1")] if base.endswith("/v1") else base
+
+
+def parse_base_url(base_url: str) -> URL:
+    """The ``--upstream`` value as a URL: ``http(s)://host[:port][/prefix]`` and nothing else (``ValueError``)."""
+    url = URL(normalize_base_url(base_url))
+    if (url.scheme not in ("http", "https") or not url.host or url.user is not None or url.password is not None
+            or url.query_string or url.fragment):
+        raise ValueError("the upstream must be an http(s) base URL without credentials, query or fragment")
+    return url
+
+
+def _error(status: int, code: str, message: str) -> web.Response:
+    return web.json_response({"error": {"type": "demo_proxy_error", "code": code, "message": message}},
+                             status=status)
+
+
+class UpstreamProxy:
+    """Forwards the four routes to the configured base URL with the key added (see the module docstring)."""
+
+    def __init__(self, base_url: str, api_key: str, stats: StreamStats) -> None:
+        self.base = parse_base_url(base_url)
+        self.base_url = str(self.base)
+        self._api_key = api_key
+        self.stats = stats
+        self._session: ClientSession | None = None
+
+    def __repr__(self) -> str:  # never show the key
+        return f"UpstreamProxy({self.base_url!r})"
+
+    async def startup(self, app: web.Application) -> None:
+        timeout = ClientTimeout(total=None, sock_connect=30, sock_read=None)
+        self._session = ClientSession(timeout=timeout, auto_decompress=False, cookie_jar=DummyCookieJar(),
+                                      trust_env=False)
+
+    async def cleanup(self, app: web.Application) -> None:
+        if self._session is not None:
+            await self._session.close()
+
+    def upstream_url(self, route: str, request: web.Request) -> URL | None:
+        """The upstream URL for ``request`` on ``route``, or ``None`` when its model segment is refused."""
+        path = UPSTREAM_PATHS[route]
+        if "{model}" in path:
+            model = request.match_info.get("model", "")
+            if not GEMINI_MODEL.fullmatch(model):
+                return None
+            path = path.replace("{model}", quote(model, safe=""))
+        query = [(name, value) for name, allowed in QUERY_ALLOW.get(route, {}).items()
+                 if (value := request.query.get(name)) in allowed]
+        url = self.base.with_path(self.base.raw_path.rstrip("/") + path, encoded=True)
+        return url.with_query(query) if query else url
+
+    def upstream_headers(self, route: str, incoming: Mapping[str, str]) -> dict[str, str]:
+        """Headers for the upstream request: the allow-listed page headers plus the key headers."""
+        headers = {h: incoming[h] for h in FORWARD_REQUEST_HEADERS if h in incoming}
+        headers["Accept-Encoding"] = "identity"
+        headers["Authorization"] = f"Bearer {self._api_key}"
+        if route == "anthropic-messages":
+            headers["x-api-key"] = self._api_key
+            headers.setdefault("anthropic-version", "2023-06-01")
+        elif route == "gemini":
+            headers["x-goog-api-key"] = self._api_key
+        return headers
+
+    async def forward(self, route: str, request: web.Request) -> web.StreamResponse:
+        """Send ``request`` to the upstream and stream its answer back."""
+        assert self._session is not None
+        url = self.upstream_url(route, request)
+        if url is None:
+            log.info("proxy %s: model segment refused", route)
+            return _error(400, "invalid_model", "the model name is not a valid model identifier")
+        body = await request.read()
+        self.stats.record("proxy", "started")
+        sent = 0
+        try:
+            async with self._session.post(url, data=body, headers=self.upstream_headers(route, request.headers),
+                                          allow_redirects=False) as up:
+                resp = web.StreamResponse(status=up.status, reason=up.reason)
+                for name in FORWARD_RESPONSE_HEADERS:
+                    if name in up.headers:
+                        resp.headers[name] = up.headers[name]
+                resp.headers["Cache-Control"] = "no-cache"
+                if 300 <= up.status < 400:
+                    log.warning("proxy %s: upstream answered %d; redirects are not followed", route, up.status)
+                await resp.prepare(request)
+                try:
+                    async for chunk in up.content.iter_any():
+                        await resp.write(chunk)
+                        sent += len(chunk)
+                except ClientPayloadError:
+                    log.info("proxy %s: upstream body cut after %d bytes; cutting the page's too", route, sent)
+                    if request.transport is not None:
+                        request.transport.close()
+                    self.stats.record("proxy", "finished")
+                    return resp
+                await resp.write_eof()
+        except (ConnectionError, asyncio.CancelledError):
+            self.stats.record("proxy", "disconnected")
+            log.info("proxy %s: client disconnected after %d bytes", route, sent)
+            raise
+        except ClientError as exc:
+            self.stats.record("proxy", "finished")
+            log.warning("proxy %s: upstream request failed (%s)", route, type(exc).__name__)
+            return _error(502, type(exc).__name__, "the demo server could not reach the upstream")
+        self.stats.record("proxy", "finished")
+        log.info("proxy %s: status %d, %d bytes", route, resp.status, sent)
+        return resp

@@ -1,0 +1,350 @@
+"""The demo server as an attacker sees it: every path, header and redirect is attacker input (issue 10, item 1).
+
+Everything runs against the real aiohttp server on 127.0.0.1. Requests go out through :mod:`tests.raw_http`, so the
+request target reaches the server byte for byte (no client-side normalization of ``//``, ``..`` or
+percent-encoding). Proxy mode runs against a fake real upstream that records every request's raw path and
+headers, and a second origin that records whatever reaches it (the key must never).
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytestmark = pytest.mark.host
+
+aiohttp_web = pytest.importorskip("aiohttp.web")
+
+from demo_site import server as demo_server  # noqa: E402  (after the importorskip guard)
+from demo_site.upstream import UpstreamConfig  # noqa: E402
+from tests import raw_http  # noqa: E402
+
+SECRET = "outside-the-site-5b1d9e"
+KEY = "sk-test-canary-9e41c07a"
+CHAT_BODY = json.dumps({"model": "gpt-4o-mini", "stream": True,
+                        "messages": [{"role": "user", "content": "hi"}]}).encode()
+GEMINI_BODY = json.dumps({"contents": [{"role": "user", "parts": [{"text": "hi"}]}]}).encode()
+
+
+# --- static files -------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A site directory with symlinks into and out of it, next to files that must stay unreachable."""
+    base = tmp_path_factory.mktemp("attack")
+    root = base / "site"
+    root.mkdir()
+    (root / "index.html").write_text("<!doctype html><title>site</title>", encoding="utf-8")
+    (root / "app.js").write_text("export const ok = 1;\n", encoding="utf-8")
+    (root / "sub").mkdir()
+    (root / "sub" / "page.txt").write_text("inside", encoding="utf-8")
+    (base / "outside.txt").write_text(SECRET, encoding="utf-8")
+    # A sibling whose name starts with the site's name: a string-prefix containment check lets it through.
+    (base / "site-private").mkdir()
+    (base / "site-private" / "key.txt").write_text(SECRET, encoding="utf-8")
+    (root / "link-out.txt").symlink_to(base / "outside.txt")
+    (root / "dir-out").symlink_to(base)
+    (root / "sibling").symlink_to(base / "site-private")
+    (root / "escape").mkdir()
+    (root / "escape" / "index.html").symlink_to(base / "outside.txt")
+    (root / "inner-link.js").symlink_to(root / "app.js")
+    (root / "inner-dir").symlink_to(root / "sub")
+    return root
+
+
+@pytest.fixture(scope="module")
+def static_server(site: Path) -> Iterator[str]:
+    running = demo_server.start_in_background(static_dir=site)
+    try:
+        yield running.base_url
+    finally:
+        running.stop()
+
+
+#: Request targets that must never leave the site; ``{outside}`` is the absolute path of a file next to the site,
+#: without its leading ``/``.
+ATTACKS = (
+    # absolute paths after a doubled slash (the issue's finding), plain and with encoded separators
+    "//{outside}", "//etc/passwd", "///etc/passwd", "/%2f{outside_encoded}", "/{outside_encoded_all}",
+    "/%2fetc%2fpasswd", "/%2Fetc/passwd", "/sub/%2f{outside}", "/sub//{outside}",
+    # dot-dot in every spelling
+    "/../outside.txt", "/sub/../../outside.txt", "/..%2foutside.txt", "/..%2Foutside.txt",
+    "/%2e%2e/outside.txt", "/%2E%2E%2Foutside.txt", "/.%2e/outside.txt", "/%2e./outside.txt",
+    "/sub/%2e%2e/%2e%2e/outside.txt", "/%252e%252e/outside.txt", "/%c0%ae%c0%ae/outside.txt",
+    "/sub/./../../outside.txt",
+    # backslashes
+    "/..\\outside.txt", "/sub\\..\\..\\outside.txt", "/%5c..%5coutside.txt", "/..%5Coutside.txt",
+    # NUL
+    "/app.js%00", "/app.js%00.html", "/sub%00/page.txt",
+    # symlinks out of the site: a file, a directory, a prefix-sharing sibling, an index.html
+    "/link-out.txt", "/dir-out/outside.txt", "/dir-out/site-private/key.txt", "/sibling/key.txt",
+    "/escape/", "/escape",
+    # absolute-form request targets
+    "http://localhost//etc/passwd", "http://localhost/../outside.txt",
+)
+
+
+def attack_target(template: str, site: Path) -> str:
+    outside = str(site.parent / "outside.txt").lstrip("/")
+    return template.format(outside=outside, outside_encoded=outside.replace("/", "%2F"),
+                           outside_encoded_all="%2F" + outside.replace("/", "%2f"))
+
+
+@pytest.mark.parametrize("template", ATTACKS)
+def test_static_files_refuse_paths_whose_real_path_is_outside_the_site_with_a_bare_404(
+        static_server: str, site: Path, template: str) -> None:
+    path = attack_target(template, site)
+    got = raw_http.request(static_server, path)
+    missing = raw_http.request(static_server, "/no-such-file.txt")
+    assert got.status == 404, f"{path!r} answered {got.status}"
+    assert SECRET.encode() not in got.body and b"root:" not in got.body
+    assert got.body == missing.body, "a refusal says no more than a missing file does"
+    assert got.header("content-security-policy") and got.header("x-content-type-options") == "nosniff"
+
+
+@pytest.mark.parametrize(("path", "body"), [("/", b"<!doctype html>"), ("/app.js", b"export const ok"),
+                                            ("/inner-link.js", b"export const ok"), ("/inner-dir/page.txt", b"inside"),
+                                            ("/sub/page.txt", b"inside"), ("/sub/page.txt?v=1", b"inside")])
+def test_files_and_symlinks_inside_the_site_are_still_served(static_server: str, path: str, body: bytes) -> None:
+    got = raw_http.request(static_server, path)
+    assert got.status == 200 and got.body.startswith(body)
+
+
+# --- proxy mode: a fake real upstream and a second origin ----------------------------------------------
+
+#: Redirect statuses the fake upstream answers with when the request's model names one.
+REDIRECTS = (301, 302, 303, 307, 308)
+
+
+@dataclass
+class Recorder:
+    """An aiohttp app that records every request (method, raw path, headers) and answers per ``model``."""
+
+    redirect_to: str = ""
+    requests: list[dict[str, Any]] = field(default_factory=list)
+
+    def app(self) -> Any:
+        web = aiohttp_web
+
+        async def handle(request: Any) -> Any:
+            body = await request.read()
+            self.requests.append({"method": request.method, "raw_path": request.raw_path,
+                                  "headers": {k.lower(): v for k, v in request.headers.items()}})
+            try:
+                model = json.loads(body or b"{}").get("model", "")
+            except (ValueError, AttributeError):
+                model = ""
+            if isinstance(model, str) and model.startswith("redirect-"):
+                status = int(model.split("-")[1])
+                location = self.redirect_to + "/steal" if model.endswith("-away") else "/v1/elsewhere"
+                return web.Response(status=status, headers={"Location": location}, text="moved")
+            return web.Response(body=b"data: [DONE]\n\n", content_type="text/event-stream")
+
+        app = web.Application()
+        app.router.add_route("*", "/{tail:.*}", handle)
+        return app
+
+    def keys_seen(self) -> list[str]:
+        return [value for r in self.requests for value in r["headers"].values() if KEY in value]
+
+
+@dataclass
+class ProxySetup:
+    front: str
+    upstream: Recorder
+    elsewhere: Recorder
+
+
+@pytest.fixture(scope="module")
+def proxy_setup() -> Iterator[ProxySetup]:
+    elsewhere = Recorder()
+    other = demo_server.start_in_background(app_factory=elsewhere.app)
+    upstream = Recorder(redirect_to=other.base_url)
+    real = demo_server.start_in_background(app_factory=upstream.app)
+    front = demo_server.start_in_background(static_dir=None, upstream=real.base_url, api_key=KEY)
+    try:
+        yield ProxySetup(front.base_url, upstream, elsewhere)
+    finally:
+        front.stop()
+        real.stop()
+        other.stop()
+
+
+#: Gemini model segments that must never reach the upstream (the first is the issue's finding).
+BAD_MODELS = ("..%2F..%2Fadmin%2Fdelete%3Fall%3D1%23", "..%2f..%2fadmin", "%2e%2e", "..", ".", "a%2Fb", "a%5Cb",
+              "a%3Fx%3D1", "a%23b", "a%20b", "a%3Ab", "a%00b", "%C3%A9", "-leading", "x" * 200, "a%252Fb",
+              "gemini%0d%0aX-Injected:1")
+
+
+@pytest.mark.parametrize("model", BAD_MODELS)
+def test_proxy_refuses_a_gemini_model_segment_outside_the_strict_name_pattern(proxy_setup: ProxySetup,
+                                                                            model: str) -> None:
+    before = len(proxy_setup.upstream.requests)
+    got = raw_http.request(proxy_setup.front, f"/v1beta/models/{model}:streamGenerateContent?alt=sse",
+                           method="POST", headers={"Content-Type": "application/json"}, body=GEMINI_BODY)
+    assert got.status in (400, 404), f"model {model!r} answered {got.status}"
+    assert len(proxy_setup.upstream.requests) == before, "nothing reaches the upstream"
+    assert KEY.encode() not in got.wire_body
+
+
+@pytest.mark.parametrize("model", ["gemini-2.5-flash", "gemini-2.0-flash-exp", "gemini-1.5-pro-002", "m.v1_test"])
+def test_proxy_builds_the_gemini_upstream_path_from_the_route_table(proxy_setup: ProxySetup, model: str) -> None:
+    got = raw_http.request(proxy_setup.front, f"/v1beta/models/{model}:streamGenerateContent?alt=sse",
+                           method="POST", headers={"Content-Type": "application/json"}, body=GEMINI_BODY)
+    seen = proxy_setup.upstream.requests[-1]
+    assert got.status == 200
+    assert seen["raw_path"] == f"/v1beta/models/{model}:streamGenerateContent?alt=sse"
+    assert seen["headers"]["x-goog-api-key"] == KEY
+
+
+def test_proxy_passes_only_allow_listed_query_parameters(proxy_setup: ProxySetup) -> None:
+    gemini = "/v1beta/models/gemini-2.5-flash:streamGenerateContent"
+    raw_http.request(proxy_setup.front, gemini + "?key=page-key&alt=sse&alt=json&x=%2F..&%24fields=a",
+                     method="POST", body=GEMINI_BODY)
+    assert proxy_setup.upstream.requests[-1]["raw_path"] == gemini + "?alt=sse"
+    raw_http.request(proxy_setup.front, gemini + "?alt=../x", method="POST", body=GEMINI_BODY)
+    assert proxy_setup.upstream.requests[-1]["raw_path"] == gemini
+    raw_http.request(proxy_setup.front, "/v1/chat/completions?key=page-key&alt=sse&next=%2F%2Fevil",
+                     method="POST", body=CHAT_BODY)
+    assert proxy_setup.upstream.requests[-1]["raw_path"] == "/v1/chat/completions"
+
+
+@pytest.mark.parametrize("target", ["/v1/chat/%63ompletions", "/v1/chat/completions?a=%2F..%2F..%2Fadmin"])
+def test_proxy_never_forwards_the_raw_or_decoded_request_path(proxy_setup: ProxySetup, target: str) -> None:
+    got = raw_http.request(proxy_setup.front, target, method="POST", body=CHAT_BODY)
+    assert got.status == 200
+    assert proxy_setup.upstream.requests[-1]["raw_path"] == "/v1/chat/completions"
+
+
+@pytest.mark.parametrize("status", REDIRECTS)
+@pytest.mark.parametrize("where", ["away", "same-origin"])
+def test_proxy_never_follows_an_upstream_redirect_and_the_key_never_leaves_the_configured_origin(
+        proxy_setup: ProxySetup, status: int, where: str) -> None:
+    before = len(proxy_setup.upstream.requests)
+    model = f"redirect-{status}-away" if where == "away" else f"redirect-{status}"
+    body = json.dumps({"model": model, "stream": True, "messages": []}).encode()
+    for target in ("/v1/messages", "/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse"):
+        got = raw_http.request(proxy_setup.front, target, method="POST", body=body,
+                               headers={"Content-Type": "application/json"})
+        assert got.status == status, "the 3xx reaches the page as a failed response"
+        assert got.header("location") is None, "the page is not sent anywhere either"
+    assert proxy_setup.elsewhere.requests == [], "nothing reaches the second origin"
+    assert proxy_setup.elsewhere.keys_seen() == []
+    assert len(proxy_setup.upstream.requests) == before + 2, "one request per page request: no retry, no follow"
+
+
+def test_proxy_keeps_no_cookies_from_the_upstream_between_requests(proxy_setup: ProxySetup) -> None:
+    # The fake's answers carry no Set-Cookie; the front must not send one anyway, and the page's is dropped.
+    raw_http.request(proxy_setup.front, "/v1/responses", method="POST", body=CHAT_BODY,
+                     headers={"Cookie": "session=page"})
+    assert "cookie" not in proxy_setup.upstream.requests[-1]["headers"]
+
+
+def test_proxy_refuses_a_base_url_that_is_not_plain_http() -> None:
+    for bad in ("ftp://example.com", "https://user:pw@example.com", "https://example.com/?x=1", "example.com",
+                "https://example.com/#frag", "file:///etc/passwd"):
+        with pytest.raises(ValueError):
+            demo_server.build_app(static_dir=None, upstream=bad, api_key=KEY)
+
+
+# --- request limits: body cap, header and body read timeouts, concurrent streams per client ------------
+
+
+def test_request_bodies_over_the_cap_are_refused_before_reaching_the_upstream(proxy_setup: ProxySetup) -> None:
+    before = len(proxy_setup.upstream.requests)
+    got = raw_http.request(proxy_setup.front, "/v1/chat/completions", method="POST",
+                           body=b"x" * (demo_server.ServerLimits().max_body_bytes + 1))
+    assert got.status == 413
+    assert len(proxy_setup.upstream.requests) == before
+
+
+def test_the_embedded_upstream_has_the_same_body_cap() -> None:
+    running = demo_server.start_in_background(static_dir=None, limits=demo_server.ServerLimits(max_body_bytes=1000))
+    try:
+        assert raw_http.request(running.base_url, "/v1/messages", method="POST", body=b"{" * 1001).status == 413
+        assert raw_http.request(running.base_url, "/v1/messages", method="POST", body=b"{}").status == 200
+    finally:
+        running.stop()
+
+
+@pytest.fixture(scope="module")
+def strict_server() -> Iterator[str]:
+    limits = demo_server.ServerLimits(header_timeout=1.0, body_timeout=1.0, max_streams_per_client=2)
+    running = demo_server.start_in_background(static_dir=None, limits=limits,
+                                              config=UpstreamConfig(stall_seconds=30.0))
+    try:
+        yield running.base_url
+    finally:
+        running.stop()
+
+
+def closed_within(sock: socket.socket, seconds: float, drip: bytes = b"") -> bool:
+    """Whether the server closes ``sock`` within ``seconds`` while we send ``drip`` every 0.2 s."""
+    deadline = time.monotonic() + seconds
+    sock.settimeout(0.2)
+    while time.monotonic() < deadline:
+        try:
+            if drip:
+                sock.sendall(drip)
+            if sock.recv(65536) == b"":
+                return True
+        except TimeoutError:
+            continue
+        except OSError:
+            return True
+    return False
+
+
+@pytest.mark.parametrize(("opening", "drip"), [
+    pytest.param(b"GET /demo/config.json HTTP/1.1\r\nHost: x\r\n", b"X-Drip: 1\r\n", id="head-dripped-slowloris"),
+    pytest.param(b"", b"", id="nothing-sent"),
+    pytest.param(b"POST /v1/messages HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n{", b" ", id="body-dripped"),
+])
+def test_a_client_sending_its_request_slowly_is_cut_off_by_the_read_timeouts(strict_server: str, opening: bytes,
+                                                                              drip: bytes) -> None:
+    with socket.create_connection(raw_http.address(strict_server)) as sock:
+        sock.sendall(opening)
+        started = time.monotonic()
+        assert closed_within(sock, 4.0, drip=drip), "the slow client kept the connection open"
+        assert time.monotonic() - started < 3.0
+    assert raw_http.request(strict_server, "/demo/config.json").status == 200
+
+
+def open_stream(base_url: str, scenario: str = "stall") -> socket.socket:
+    """Start a streaming request and return its socket once the response head has arrived."""
+    sock = socket.create_connection(raw_http.address(base_url), timeout=5)
+    sock.sendall(b"POST /v1/messages HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n"
+                 b"x-demo-scenario: " + scenario.encode() + b"\r\n\r\n{}")
+    head = b""
+    while b"\r\n\r\n" not in head:
+        head += sock.recv(4096)
+    assert head.startswith(b"HTTP/1.1 200"), head[:40]
+    return sock
+
+
+def test_concurrent_streams_per_client_are_capped_and_the_slot_comes_back(strict_server: str) -> None:
+    first, second = open_stream(strict_server), open_stream(strict_server)
+    try:
+        refused = raw_http.request(strict_server, "/v1/messages", method="POST", body=b"{}",
+                                   headers={"x-demo-scenario": "plain"})
+        assert refused.status == 429 and refused.header("retry-after")
+        assert json.loads(refused.body)["error"]["code"] == "too_many_streams"
+        assert refused.header("content-security-policy"), "security headers on refusals too"
+        # Static and JSON routes are not streams: they are still answered.
+        assert raw_http.request(strict_server, "/demo/config.json").status == 200
+    finally:
+        first.close()
+    deadline = time.monotonic() + 5
+    while raw_http.request(strict_server, "/v1/messages", method="POST", body=b"{}",
+                           headers={"x-demo-scenario": "plain"}).status != 200:
+        assert time.monotonic() < deadline, "the closed stream's slot never came back"
+        time.sleep(0.05)
+    second.close()
