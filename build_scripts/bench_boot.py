@@ -94,7 +94,7 @@ def bare_ready(page: Any) -> None:
 def measure(browser: Any, url: str, ready: Callable[[Any], None], counter: Counter) -> dict[str, Any]:
     context = browser.new_context()
     seen: list[int] = []
-    context.on("requestfinished", lambda request: seen.append(request.sizes()["responseBodySize"]))
+    context.on("requestfinished", lambda request: seen.append(max(0, request.sizes()["responseBodySize"])))
     try:
         page = context.new_page()
         counter.take()
