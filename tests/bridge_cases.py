@@ -157,6 +157,38 @@ async def js_entry_point(*, url: str, route: str = "openai-chat", fast: bool = F
     return out
 
 
+async def usage_error(*, options: dict[str, Any]) -> dict[str, Any]:
+    """start_stream with bad options: how its result rejects (nothing may be thrown at once)."""
+    handle = start_stream(to_js(options, dict_converter=js.Object.fromEntries))
+    try:
+        await handle.result
+    except JsException as exc:
+        return {"name": exc.name, "message": exc.message, "handle_keys": sorted(js.Object.keys(handle).to_py())}
+    return {"name": None}
+
+
+async def registered_pump(*, url: str) -> dict[str, Any]:
+    """Register the kit's static pump as PUMP_MODULE; run one fast attempt; unregister (the eval pump is back)."""
+    import pyodide_js
+
+    from webclient import browser
+
+    browser._pump_cache = None
+    module = to_js({"pump": js.bridgePump}, dict_converter=js.Object.fromEntries)
+    pyodide_js.registerJsModule(browser.PUMP_MODULE, module)
+    try:
+        kind = browser.fast_path()
+        calls = js.bridgePumpCalls
+        out = await run_stream(url=url, fast=True)
+        return {"kind": kind, "pump_calls": js.bridgePumpCalls - calls, "result": out["comparable"]}
+    finally:
+        pyodide_js.unregisterJsModule(browser.PUMP_MODULE)
+        import sys
+
+        sys.modules.pop(browser.PUMP_MODULE, None)
+        browser._pump_cache = None
+
+
 async def leak_check(*, urls: dict[str, str], rounds: int = 3) -> dict[str, Any]:
     """Run every flavour of attempt ``rounds`` times and report the FFI counters before and after."""
     idle = {"idle": 0.2, "first_event": 0.2}

@@ -382,15 +382,40 @@ def test_start_stream_handle_cancel_aborts_the_request(pyodide: PyodideNode, ser
 
 
 @pytest.mark.parametrize("fast", [False, True], ids=["pull", "fast"])
-def test_a_throwing_page_callback_rejects_the_result_and_stops_the_download(
+def test_a_throwing_page_callback_is_reported_and_changes_nothing(
         pyodide: PyodideNode, server: SSETestServer, fast: bool) -> None:
-    url = server.url(Script([Send(CHAT_HEAD), Pause(0.2), Send(CHAT_HEAD), Stall(30)]))
+    url = server.url(sse_script(TOOL, chunk_size=128, delay=0.005))
 
     out = pyodide.case("js_entry_point", url=url, fast=fast, throw_after=1)
 
-    assert out["resolved"] is None and "webclient stream failed: JsException" in out["rejected"]
-    assert len(out["updates"]) == 1 and out["results"] == []
-    assert server.exchange(url).disconnected.wait(DISCONNECT_WITHIN_S)
+    assert out["rejected"] is None and comparable(out["resolved"]) == expected(TOOL)
+    assert out["results"] == [out["resolved"]] and out["updates"][-1]["kind"] == "committed"
+    assert out["reported"] == ["a bug in the page's callback"]
+
+
+@pytest.mark.parametrize(("options", "words"), [
+    ({"url": "", "route": "openai-chat"}, "url"),
+    ({"url": "http://127.0.0.1:9/x", "route": "no-such-route"}, "route"),
+    ({"url": "http://127.0.0.1:9/x", "route": "openai-chat", "bogus": 1}, "options take the keys"),
+    ({"url": "http://127.0.0.1:9/x", "route": "openai-chat", "deadlines": {"idle": 1}}, "deadlines"),
+])
+def test_start_stream_rejects_bad_options_with_a_one_line_webclient_usage_error(
+        pyodide: PyodideNode, options: dict[str, Any], words: str) -> None:
+    out = pyodide.case("usage_error", options=options)
+
+    assert out["name"] == "WebclientUsageError" and words in out["message"], out
+    assert "\n" not in out["message"] and "Traceback" not in out["message"]
+    assert out["handle_keys"] == ["cancel", "result"]
+
+
+def test_the_fast_path_uses_a_registered_static_pump_instead_of_eval(
+        pyodide: PyodideNode, server: SSETestServer) -> None:
+    url = server.url(sse_script(TOOL, chunk_size=128, delay=0.002))
+
+    out = pyodide.case("registered_pump", url=url)
+
+    assert out["kind"] == "module" and out["pump_calls"] == 1
+    assert out["result"] == expected(TOOL)
 
 
 def test_start_stream_deadlines_are_given_in_milliseconds(pyodide: PyodideNode, server: SSETestServer) -> None:

@@ -12,13 +12,17 @@ One :class:`BrowserStream` is one HTTP attempt::
 ``js`` and ``pyodide`` are imported inside the functions that need them, so ``import webclient.browser`` works on
 CPython (nothing here runs there).
 
-Two read loops, chosen explicitly with ``fast``
-    ``fast=False`` (default) -- the pull loop: pure Python, ``await reader.read()`` per chunk. No ``eval``, so it
-        works under a Content-Security-Policy without ``'unsafe-eval'``, and in Safari. It costs one event-loop hop
-        per chunk (about 70 us in Node, 250 us in Chromium): under 3 % of a core at LLM rates.
-    ``fast=True`` -- the JS pump: a six-line JS loop, defined once with ``pyodide.code.run_js`` (that is
-        ``eval``), reads the stream and calls a persistent Python ``feed`` synchronously per chunk (about 10 us).
-        The ``create_proxy`` it needs is destroyed when the attempt ends.
+Two read loops, chosen with ``fast``
+    ``fast=True`` (default) -- the JS pump: a six-line JS loop reads the stream and calls a persistent Python
+        ``feed`` synchronously per chunk (about 2-10 us). The loop is a static script when the host registers it
+        as the JS module :data:`PUMP_MODULE` (the widget kit does: ``pump.mjs``), so it works under a
+        Content-Security-Policy of ``script-src 'self' 'wasm-unsafe-eval'``. Otherwise it is compiled once with
+        ``pyodide.code.run_js`` (``eval``); where the CSP refuses that, the attempt reads with the pull loop instead
+        (a console warning says so once; :func:`fast_path` tells which loop is in use). The ``create_proxy`` it
+        needs is destroyed when the attempt ends.
+    ``fast=False`` -- the pull loop: pure Python, ``await reader.read()`` per chunk. No ``eval``; works in Safari.
+        It costs one event-loop hop per chunk (about 70 us in Node, 250 us in Chromium): under 3 % of a core at LLM
+        rates.
 
 Deadlines and stopping
     The deadlines (:class:`webclient.Deadlines`: connect, first event, idle, total) are tracked by a
@@ -88,7 +92,7 @@ from ._retry import advise_retry, check_count
 from ._session import StreamSession
 from ._updates import Committed, Failed, StreamResult, Update
 
-__all__ = ["BrowserStream", "Timeline", "read_chunks", "start_stream"]
+__all__ = ["PUMP_MODULE", "BrowserStream", "Timeline", "fast_path", "read_chunks", "start_stream"]
 
 _CANCELLED = Failure(Outcome.CANCELLED, "caller")
 
@@ -107,41 +111,66 @@ def _ffi() -> Any:
 #: Stage of a ``truncated`` outcome caused by a transport failure (fetch rejected, body errored).
 NETWORK_STAGE = "network"
 
-# The fast path's read loop. ``feed`` returns true when the session needs no more bytes. The loop never releases
-# the reader: the Python side owns it and cancels it when the attempt stops early.
+#: Name of the JS module a host registers (``pyodide.registerJsModule(PUMP_MODULE, {pump})``) to give the fast
+#: path a JS read loop defined by a static script, so no ``eval`` is needed: the widget kit's worker registers
+#: the ``pump`` of its ``pump.mjs`` (``demo_site/kit/pump.mjs``), whose loop is exactly :data:`_PUMP_SOURCE`.
+PUMP_MODULE = "webclient_pump"
+
+# The fast path's read loop, compiled with ``eval`` (``pyodide.code.run_js``) only when no host registered
+# PUMP_MODULE. ``feed`` returns true when the session needs no more bytes. The loop never releases the reader: the
+# Python side owns it and cancels it when the attempt stops early.
 _PUMP_SOURCE = """(async (reader, feed) => {
   for (;;) {
     const { done, value } = await reader.read();
     if (done || feed(value)) return;
   }
 })"""
-_pump_function: Any = None
+#: ``(kind, function)`` once looked up: kind "module" (registered), "eval" (run_js) or "pull" (neither: function None).
+_pump_cache: tuple[str, Any] | None = None
 
 
-def _pump() -> Any:
-    """The JS pump, compiled once per runtime (needs ``eval``; only the fast path calls this)."""
-    global _pump_function
-    if _pump_function is None:
-        _pump_function = importlib.import_module("pyodide.code").run_js(_PUMP_SOURCE)
-    return _pump_function
+def _pump() -> tuple[str, Any]:
+    """The JS pump and where it came from, looked up once per runtime: the registered :data:`PUMP_MODULE`, else one
+    compiled with ``run_js``; when that ``eval`` is refused (a Content-Security-Policy without ``'unsafe-eval'``)
+    ``("pull", None)``, and a one-line console warning says the fast path falls back to the pull loop."""
+    global _pump_cache
+    if _pump_cache is None:
+        try:
+            _pump_cache = ("module", importlib.import_module(PUMP_MODULE).pump)
+        except (ImportError, AttributeError):
+            try:
+                _pump_cache = ("eval", importlib.import_module("pyodide.code").run_js(_PUMP_SOURCE))
+            except _ffi().JsException as exc:  # EvalError: refused by the CSP
+                _pump_cache = ("pull", None)
+                _js().console.warn(f"webclient: fast path unavailable ({exc.name}); reading with the pull loop. "
+                                   f"Register {PUMP_MODULE} (the kit's pump.mjs) to avoid eval.")
+    return _pump_cache
 
 
-async def read_chunks(reader: Any, on_bytes: Callable[[bytes], bool], *, fast: bool = False) -> None:
+def fast_path() -> str:
+    """How ``fast=True`` reads in this runtime: ``"module"`` (the registered :data:`PUMP_MODULE`), ``"eval"`` (a pump
+    compiled with ``run_js``) or ``"pull"`` (no pump available: the pull loop). Looks the pump up if not done yet."""
+    return _pump()[0]
+
+
+async def read_chunks(reader: Any, on_bytes: Callable[[bytes], bool], *, fast: bool = True) -> None:
     """Read a ``ReadableStreamDefaultReader`` until EOF or until ``on_bytes(chunk)`` returns true, handing every
     chunk over as ``bytes``. Rejections (an abort, a network error) propagate as ``JsException``; an exception
     raised by ``on_bytes`` propagates as itself. The reader is neither released nor cancelled here.
 
-    ``fast=False``: the pure-Python pull loop, one ``await reader.read()`` per chunk. ``fast=True``: the JS pump
-    calls ``on_bytes`` synchronously per chunk through one ``create_proxy``, destroyed before returning.
+    ``fast=True``: the JS pump (see :func:`fast_path`) calls ``on_bytes`` synchronously per chunk through one
+    ``create_proxy``, destroyed before returning; without a pump, the pull loop. ``fast=False``: the pure-Python
+    pull loop, one ``await reader.read()`` per chunk.
     """
-    if not fast:
+    pump = _pump()[1] if fast else None
+    if pump is None:
         while True:
             chunk = await reader.read()
             if chunk.done or on_bytes(chunk.value.to_bytes()):
                 return
     feed = _ffi().create_proxy(lambda chunk: on_bytes(chunk.to_bytes()))
     try:
-        await _pump()(reader, feed)
+        await pump(reader, feed)
     finally:
         feed.destroy()
 
@@ -221,7 +250,7 @@ class BrowserStream:
         utf8_errors: str = "strict",
         request_id: str = "",
         model_alias: str = "",
-        fast: bool = False,
+        fast: bool = True,
         on_chunk: Callable[[Timeline], None] | None = None,
         fetch: Any = None,
         signal: Any = None,
@@ -679,6 +708,77 @@ def _resume_from_js(value: Any) -> ResumePolicy | None:
     return ResumePolicy(**fields_)
 
 
+#: ``name`` of the JS ``Error`` a caller bug (bad options) rejects ``handle.result`` with; the kit uses the same.
+USAGE_ERROR_NAME = "WebclientUsageError"
+
+
+def _js_error(name: str, message: str) -> Any:
+    """A JS ``Error`` with the given ``name`` and one-line ``message``."""
+    error = _js().Error.new(" ".join(message.split()))
+    error.name = name
+    return error
+
+
+def _report(exc: BaseException) -> None:
+    """Report an exception thrown by a page's callback the way the DOM reports a throwing event listener
+    (``reportError``: the page's error event and console), without letting it touch the attempt; ``console.error``
+    where ``reportError`` does not exist (Node 20)."""
+    js = _js()
+    error = exc if isinstance(exc, _ffi().JsException) else _js_error(type(exc).__name__, str(exc))
+    if hasattr(js, "reportError"):
+        js.reportError(error)
+    else:
+        js.console.error("webclient: a callback threw:", error)
+
+
+def _guarded(callback: Any) -> Callable[[Any], None]:
+    """Call the JS ``callback`` with one argument; an exception it throws is reported (:func:`_report`) and
+    otherwise ignored, so it never changes the attempt or its result."""
+
+    def call(value: Any) -> None:
+        try:
+            callback(value)
+        except Exception as exc:  # the page's bug, not the attempt's
+            _report(exc)
+
+    return call
+
+
+def _parse_options(options: Any) -> tuple[BrowserStream, dict[str, Any]]:
+    """Validate the JS options object; the BrowserStream (without callbacks) and the Python dict of options.
+    Raises UsageError (one line) for a caller bug."""
+    try:
+        opts = options.to_py() if hasattr(options, "to_py") else dict(options)
+    except (TypeError, ValueError) as exc:
+        raise UsageError("start_stream options must be a plain object") from exc
+    if not isinstance(opts, dict) or not set(opts) <= _OPTION_KEYS:
+        raise UsageError(f"start_stream options take the keys {', '.join(sorted(_OPTION_KEYS))}")
+    limits = opts.get("limits") or {}
+    if not isinstance(limits, dict) or not set(limits) <= _LIMIT_KEYS:
+        raise UsageError(f"limits take the keys {', '.join(sorted(_LIMIT_KEYS))}")
+    attempt = opts.get("attempt") or 1
+    if isinstance(attempt, bool) or not isinstance(attempt, (int, float)) or attempt != int(attempt):
+        raise UsageError("attempt must be a positive integer")
+    stream = BrowserStream(
+        opts.get("url", ""), opts.get("route", ""), body=opts.get("body"), headers=opts.get("headers"),
+        method=opts.get("method") or "POST",
+        deadlines=_deadlines_from_js(opts.get("deadlines")), limits=Limits(**limits), tools=opts.get("tools"),
+        accepted_stop_reasons=opts.get("accepted_stop_reasons"), utf8_errors=opts.get("utf8_errors") or "strict",
+        request_id=opts.get("request_id") or "", model_alias=opts.get("model_alias") or "",
+        fast=True if opts.get("fast") is None else opts["fast"], fetch=opts.get("fetch"), signal=opts.get("signal"),
+        attempt=int(attempt), idempotent=bool(opts.get("idempotent", False)), on_chunk=_chunk_callback(opts),
+        resume=_resume_from_js(opts.get("resume")))
+    return stream, opts
+
+
+def _chunk_callback(opts: dict[str, Any]) -> Callable[[Timeline], None] | None:
+    """The ``on_chunk`` of a BrowserStream calling the page's ``onChunk`` (guarded), if it gave one."""
+    if opts.get("onChunk") is None:
+        return None
+    sink = _guarded(opts["onChunk"])
+    return lambda timeline: sink(_to_js_json(timeline.to_dict()))
+
+
 def start_stream(options: Any) -> Any:
     """Start one attempt from JavaScript; return a handle ``{result: Promise, cancel()}``.
 
@@ -689,57 +789,53 @@ def start_stream(options: Any) -> Any:
          deadlines: {connect_ms, first_event_ms, idle_ms, total_ms, terminal_grace_ms},   each optional
          resume: {max_resumes, last_event_id, delay_ms, max_delay_ms},  continue a cut stream (ResumePolicy)
          tools: {name: JSONSchema}, limits: {max_text_chars, ...},     as in Python
-         accepted_stop_reasons, utf8_errors, request_id, model_alias,
-         fast: false,                              true: the JS pump (needs eval); false: the pull loop (CSP-safe)
+         accepted_stop_reasons, utf8_errors, request_id, model_alias, attempt, idempotent,
+         fast: true,                               the JS pump (see fast_path()); false: the pull loop
          signal,                                   an AbortSignal that cancels the attempt
          fetch,                                    a fetch-compatible function (default: globalThis.fetch)
          onUpdate(update), onResult(result), onChunk(timeline)}        callbacks, all optional
 
-    From a page or a Web Worker::
+    From a page or a Web Worker (the widget kit's worker does exactly this)::
 
+        pyodide.registerJsModule("webclient_pump", { pump });   // optional: the fast path without eval (pump.mjs)
         const browser = pyodide.pyimport("webclient.browser");
         const handle = browser.start_stream({
-          url: "/v1/chat/completions", route: "openai-chat", body: {model: "m", stream: true, messages},
-          deadlines: {idle_ms: 30000}, fast: true,
+          url: "https://example.test/v1/chat/completions", route: "openai-chat",
+          body: {model: "m", stream: true, messages}, deadlines: {idle_ms: 30000},
           onUpdate: (u) => postMessage(u),          // {kind: "text_delta", text, ..., timeline: {...}}
         });
         const result = await handle.result;         // or handle.cancel()
 
     Callbacks receive plain JS objects (no Python proxies): ``onUpdate`` gets each ``Update.to_dict()`` (``kind``
     ``text_delta`` / ``tool_input_delta`` / ``tool_call`` / ``committed`` / ``failed``) plus ``timeline:
-    {t_ms, chunks, bytes, events}``; ``onResult`` gets ``StreamResult.to_dict()`` (the replay CLI object);
-    ``onChunk`` gets a timeline per transport chunk. ``handle.result`` resolves with the same result object
-    (also for timeouts and cancellations, which are outcomes); it rejects only for a caller bug such as a
-    callback that throws. ``handle.cancel()`` aborts the attempt (outcome ``cancelled``). Invalid options throw
-    at once (a ``UsageError``).
+    {t_ms, chunks, bytes, events}``; ``onResult`` gets ``StreamResult.to_dict()``; ``onChunk`` gets a timeline per
+    transport chunk. A callback that throws is reported like a throwing DOM event listener (``reportError``) and
+    changes nothing: the attempt and its result go on as if it had returned.
+
+    ``handle.result`` resolves with the result object for every outcome (timeouts and cancellations included). It
+    rejects only for a caller bug: invalid options reject it with an ``Error`` whose ``name`` is
+    ``"WebclientUsageError"`` and whose message is one line (nothing is fetched). ``handle.cancel()`` aborts the
+    attempt (outcome ``cancelled``).
     """
     js = _js()
-    opts: dict[str, Any] = options.to_py() if hasattr(options, "to_py") else dict(options)
-    if not isinstance(opts, dict) or not set(opts) <= _OPTION_KEYS:
-        raise UsageError(f"start_stream options take the keys {', '.join(sorted(_OPTION_KEYS))}")
-    limits = opts.get("limits") or {}
-    if not isinstance(limits, dict) or not set(limits) <= _LIMIT_KEYS:
-        raise UsageError(f"limits take the keys {', '.join(sorted(_LIMIT_KEYS))}")
+    handle = js.Object.new()
+    try:
+        stream, opts = _parse_options(options)
+    except UsageError as exc:
+        error = _js_error(USAGE_ERROR_NAME, str(exc))
+        # Rejected from an executor: Pyodide turns an Error proxy passed to Promise.reject into a PythonError.
+        handle.result = js.Promise.new(_ffi().create_once_callable(lambda resolve, reject: reject(error)))
+        unused = js.AbortController.new()
+        handle.cancel = unused.abort.bind(unused)  # a plain JS function with nothing to stop
+        return handle
     on_update: Any = opts.get("onUpdate")
     on_result: Any = opts.get("onResult")
-    on_chunk: Any = opts.get("onChunk")
-    stream: BrowserStream
-
-    def chunk_callback(timeline: Timeline) -> None:
-        on_chunk(_to_js_json(timeline.to_dict()))
+    update_sink = None if on_update is None else _guarded(on_update)
 
     def update_callback(update: Update) -> None:
-        on_update(_to_js_json({**update.to_dict(), "timeline": stream.timeline.to_dict()}))
+        if update_sink is not None:
+            update_sink(_to_js_json({**update.to_dict(), "timeline": stream.timeline.to_dict()}))
 
-    stream = BrowserStream(
-        opts.get("url", ""), opts.get("route", ""), body=opts.get("body"), headers=opts.get("headers"),
-        method=opts.get("method") or "POST",
-        deadlines=_deadlines_from_js(opts.get("deadlines")), limits=Limits(**limits), tools=opts.get("tools"),
-        accepted_stop_reasons=opts.get("accepted_stop_reasons"), utf8_errors=opts.get("utf8_errors") or "strict",
-        request_id=opts.get("request_id") or "", model_alias=opts.get("model_alias") or "",
-        fast=bool(opts.get("fast", False)), on_chunk=chunk_callback if on_chunk is not None else None,
-        fetch=opts.get("fetch"), signal=opts.get("signal"), attempt=int(opts.get("attempt") or 1),
-        idempotent=bool(opts.get("idempotent", False)), resume=_resume_from_js(opts.get("resume")))
     settle: dict[str, Any] = {}
     promise = js.Promise.new(_ffi().create_once_callable(lambda resolve, reject: settle.update(ok=resolve, err=reject)))
     stream._abort_controller()
@@ -748,17 +844,16 @@ def start_stream(options: Any) -> Any:
         _RUNNING.discard(task)
         if task.cancelled() or task.exception() is not None:
             problem = "cancelled" if task.cancelled() else type(task.exception()).__name__
-            settle["err"](js.Error.new(f"webclient stream failed: {problem}"))
+            settle["err"](_js_error("WebclientError", f"webclient stream failed: {problem}"))
             return
         result = _to_js_json(task.result().to_dict())
         if on_result is not None:
-            on_result(result)
+            _guarded(on_result)(result)
         settle["ok"](result)
 
     task = asyncio.get_event_loop().create_task(stream.run(update_callback if on_update is not None else None))
     _RUNNING.add(task)
     task.add_done_callback(done)
-    handle = js.Object.new()
     handle.result = promise
     handle.cancel = stream._abort  # a JS function: aborts with an AbortError reason whatever it is called with
     return handle
