@@ -2,7 +2,8 @@
 
     python build_scripts/pyodide_tools.py fetch            npm runtime + pinned PyPI wheels -> build/
     python build_scripts/pyodide_tools.py wheel            build our wheel from the tree -> build/dist/
-    python build_scripts/pyodide_tools.py site [DIR]       static dir: demo page + DIR/pyodide/ + DIR/wheels/ (+ lock)
+    python build_scripts/pyodide_tools.py kit OUT_DIR      the widget kit folder (webclient.mjs + runtime + wheels)
+    python build_scripts/pyodide_tools.py site [DIR]       static dir: demo page, examples/, the kit at DIR/webclient/
     python build_scripts/pyodide_tools.py test [ARGS...]   run tests/ inside Pyodide under Node; ARGS go to pytest
 
 Everything lands under ``<repo>/build/`` (gitignored) except the ``site`` directory you name:
@@ -10,6 +11,7 @@ Everything lands under ``<repo>/build/`` (gitignored) except the ``site`` direct
     build/node/                   copy of build_scripts/package*.json + node_modules/ (``npm ci``)
     build/pyodide-wheels/         the pure-Python wheels of PINNED_WHEELS, checked against their sha256
     build/dist/                   webclient-<version>-py3-none-any.whl, rebuilt on every ``wheel``/``test``
+    build/compressed/             brotli/gzip sidecars by the sha256 of their source (compressing is slow)
 
 Only ``fetch`` needs the network (the npm and PyPI registries; never a CDN). It is idempotent: the npm step
 is skipped while ``build/node/.fetch-stamp.json`` matches the package files and the sha256 of every runtime
@@ -23,6 +25,7 @@ Pyodide; the harness itself exits 70 when it cannot set Pyodide up. Tool errors 
 from __future__ import annotations
 
 import argparse
+import gzip
 import hashlib
 import json
 import os
@@ -44,8 +47,13 @@ PYODIDE_PKG = NODE_DIR / "node_modules" / "pyodide"
 WHEELS_DIR = BUILD / "pyodide-wheels"
 DIST_DIR = BUILD / "dist"
 HARNESS = SCRIPTS / "run_tests_in_pyodide.mjs"
-#: The demo page's own files (index.html, app.js, worker.js, ...), copied to the top of a ``site`` dir.
+#: The demo page's own files (index.html, app.js, ...), copied to the top of a ``site`` dir.
 DEMO_STATIC = REPO / "demo_site" / "static"
+#: The embedding example (README "Embed it in your page"), copied to ``site/examples/``.
+DEMO_EXAMPLES = REPO / "demo_site" / "examples"
+#: The widget kit's JS sources (webclient.mjs, worker.mjs, pump.mjs, webclient.d.ts).
+KIT_SOURCES = REPO / "demo_site" / "kit"
+COMPRESSED = BUILD / "compressed"
 FETCH_STAMP = NODE_DIR / ".fetch-stamp.json"
 
 #: npm ``pyodide`` version; build_scripts/package.json pins the same string exactly.
@@ -295,10 +303,60 @@ def cmd_wheel() -> Path:
     return target
 
 
-# --------------------------------------------------------------------------------------------- site
+# --------------------------------------------------------------------------------------------- kit
+
+#: The npm runtime files the kit serves. The npm lock is replaced by the kit's own (it names wheels we do not
+#: serve) and ``pyodide.js``, the classic-script loader, is not needed by an ES module.
+KIT_RUNTIME_FILES = ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip")
+#: The kit's JS files loaded from its content-hashed ``kit-…`` directory (webclient.mjs finds them by MANIFEST).
+KIT_MODULES = ("worker.mjs", "pump.mjs")
+#: Hex digits of sha256 in a content-hashed directory name, ``<prefix>-<hex>``: the demo server serves every path
+#: with such a segment as immutable (interfaces.md), so a changed file must get a new directory name.
+HASH_CHARS = 16
+#: Suffixes worth precompressing, and the smallest file that gets sidecars (interfaces.md). A sidecar is kept only
+#: if it saves at least MIN_SAVING of the file: wheels and python_stdlib.zip are deflated already.
+COMPRESSIBLE = (".wasm", ".mjs", ".js", ".json", ".html", ".css", ".ts", ".mts", ".txt", ".zip", ".whl", ".svg")
+MIN_COMPRESS_BYTES = 1024
+MIN_SAVING = 0.05
+#: Brotli quality 11 (the slowest, smallest) with the format's largest window (24 bits: 16 MiB, which every
+#: browser decoder supports) so the 9.6 MB wasm is compressed as one piece; gzip level 9 with mtime 0
+#: (reproducible). Results are cached in build/compressed/ by the sha256 of their source.
+BROTLI_QUALITY = 11
+BROTLI_WINDOW_BITS = 24
+GZIP_LEVEL = 9
+_MANIFEST = re.compile(r"/\*@manifest\*/.*?/\*@end\*/", re.S)
+_BROTLI_JS = """
+const fs = require("node:fs"), zlib = require("node:zlib");
+for (const [src, dst] of JSON.parse(process.argv[1])) {
+  const data = fs.readFileSync(src);
+  const out = zlib.brotliCompressSync(data, { params: {
+    [zlib.constants.BROTLI_PARAM_QUALITY]: Number(process.argv[2]),
+    [zlib.constants.BROTLI_PARAM_LGWIN]: Number(process.argv[3]),
+    [zlib.constants.BROTLI_PARAM_SIZE_HINT]: data.length } });
+  fs.writeFileSync(dst + ".tmp", out);
+  fs.renameSync(dst + ".tmp", dst);
+}
+"""
+
+#: What a planned file holds: a file to copy, or bytes to write.
+Source = Path | bytes
 
 
-def _lock_entry(npm_lock: dict[str, object], wheel: Path) -> tuple[str, dict[str, object]]:
+def _digest(source: Source) -> str:
+    return sha256_of(source) if isinstance(source, Path) else hashlib.sha256(source).hexdigest()
+
+
+def _size(source: Source) -> int:
+    return source.stat().st_size if isinstance(source, Path) else len(source)
+
+
+def hashed_dir(prefix: str, files: dict[str, Source]) -> str:
+    """``prefix-<first HASH_CHARS hex of sha256 over the directory's files>`` (names and contents)."""
+    listing = "".join(f"{name}\0{_digest(files[name])}\n" for name in sorted(files))
+    return f"{prefix}-{hashlib.sha256(listing.encode()).hexdigest()[:HASH_CHARS]}"
+
+
+def _lock_entry(npm_lock: dict[str, object], wheel: Path, file_name: str) -> tuple[str, dict[str, object]]:
     """(key, entry) for one served wheel: the npm lock's entry if it has one, with file/version/sha256 redone."""
     name, version = wheel.name.split("-")[:2]
     key = name.lower().replace("_", "-")
@@ -306,32 +364,157 @@ def _lock_entry(npm_lock: dict[str, object], wheel: Path) -> tuple[str, dict[str
     known = packages.get(key) if isinstance(packages, dict) else None
     entry: dict[str, object] = dict(known) if isinstance(known, dict) else \
         {"name": key, "imports": [name.lower()], **_LOCK_ENTRY_TEMPLATE}
-    entry.update(file_name=wheel.name, version=version, sha256=sha256_of(wheel))
+    entry.update(file_name=file_name, version=version, sha256=sha256_of(wheel))
     return key, entry
 
 
-def cmd_site(site_dir: Path) -> None:
-    """Assemble DIR/pyodide/ (runtime files), DIR/wheels/ (our wheel + micropip), DIR/wheels/pyodide-lock.json and
-    the demo page (every file under demo_site/static/, copied to DIR/ with its relative path)."""
-    cmd_fetch()
-    ours = cmd_wheel()
-    runtime = site_dir / "pyodide"
-    wheels = site_dir / "wheels"
-    names = [n for n in RUNTIME_FILES + OPTIONAL_RUNTIME_FILES if (PYODIDE_PKG / n).is_file()]
-    copied = sum(copy_if_changed(PYODIDE_PKG / n, runtime / n) for n in names)
-    served = [ours] + [WHEELS_DIR / w.file_name for w in PINNED_WHEELS if w.role == "site"]
-    for stale in wheels.glob("*.whl") if wheels.is_dir() else ():
-        if stale.name not in {p.name for p in served}:
-            stale.unlink()
-    copied += sum(copy_if_changed(p, wheels / p.name) for p in served)
+def lock_file(npm_lock: dict[str, object], wheels: Sequence[tuple[Path, str]]) -> bytes:
+    """A ``pyodide-lock.json`` listing exactly ``wheels`` ((path, file_name relative to the lock's directory)),
+    with their real sha256 (the browser checks it: SRI)."""
+    packages = dict(_lock_entry(npm_lock, path, file_name) for path, file_name in wheels)
+    return (json.dumps({"info": npm_lock["info"], "packages": packages}, indent=2, sort_keys=True) + "\n").encode()
+
+
+def kit_plan(wheel: Path) -> dict[str, Source]:
+    """Every file of the kit folder, by relative path::
+
+        webclient.mjs  webclient.d.ts  webclient.d.mts     entry files (fixed names; MANIFEST filled in)
+        runtime-<hash>/   the npm runtime files, micropip's wheel and a pyodide-lock.json listing micropip, so a
+                          stock ``loadPyodide({indexURL})`` + ``loadPackage("micropip")`` works offline
+        wheels-<hash>/    our wheel and the lock the kit boots with (webclient + micropip from runtime-<hash>/)
+        kit-<hash>/       worker.mjs, pump.mjs
+    """
     npm_lock = json.loads((PYODIDE_PKG / "pyodide-lock.json").read_text())
-    lock = {"info": npm_lock["info"], "packages": dict(_lock_entry(npm_lock, wheels / p.name) for p in served)}
-    changed = write_if_changed(wheels / "pyodide-lock.json",
-                               (json.dumps(lock, indent=2, sort_keys=True) + "\n").encode())
-    pages = sorted(p for p in DEMO_STATIC.rglob("*") if p.is_file()) if DEMO_STATIC.is_dir() else []
-    copied += sum(copy_if_changed(p, site_dir / p.relative_to(DEMO_STATIC)) for p in pages)
-    log(f"site: {site_dir} ({len(names)} runtime files, {len(served)} wheels, {len(pages)} page files; "
-        f"{copied} file(s) copied, lock {'written' if changed else 'unchanged'})")
+    [micropip] = [WHEELS_DIR / w.file_name for w in PINNED_WHEELS if w.role == "site"]
+    runtime: dict[str, Source] = {n: PYODIDE_PKG / n for n in KIT_RUNTIME_FILES}
+    runtime[micropip.name] = micropip
+    runtime["pyodide-lock.json"] = lock_file(npm_lock, [(micropip, micropip.name)])
+    runtime_dir = hashed_dir("runtime", runtime)
+    served = [(wheel, wheel.name), (micropip, f"../{runtime_dir}/{micropip.name}")]
+    wheels: dict[str, Source] = {wheel.name: wheel, "pyodide-lock.json": lock_file(npm_lock, served)}
+    wheels_dir = hashed_dir("wheels", wheels)
+    modules: dict[str, Source] = {n: KIT_SOURCES / n for n in KIT_MODULES}
+    kit_dir = hashed_dir("kit", modules)
+    # Files fetched during boot whose (decompressed) bytes the worker counts for onBoot's download progress. Not
+    # the wasm: reading a clone of its response costs Chromium's compiled-code cache (measured: a reload ~0.5 s
+    # slower), so it streams into WebAssembly compilation untouched, in parallel with these.
+    counted = {f"{runtime_dir}/python_stdlib.zip": runtime["python_stdlib.zip"], f"{wheels_dir}/{wheel.name}": wheel}
+    manifest = {"version": wheel.name.split("-")[1], "kit": f"{kit_dir}/", "runtime": f"{runtime_dir}/",
+                "wheels": f"{wheels_dir}/", "files": {path: _size(src) for path, src in counted.items()}}
+    entry = (KIT_SOURCES / "webclient.mjs").read_text()
+    entry, found = _MANIFEST.subn(lambda _: json.dumps(manifest), entry)
+    if found != 1:
+        raise ToolError("demo_site/kit/webclient.mjs lacks its /*@manifest*/ ... /*@end*/ marker")
+    plan: dict[str, Source] = {
+        "webclient.mjs": entry.encode(),
+        "webclient.d.ts": KIT_SOURCES / "webclient.d.ts",
+        # TypeScript looks for webclient.d.mts beside webclient.mjs; it re-exports the declarations.
+        "webclient.d.mts": b'export * from "./webclient.js";\n',
+    }
+    for folder, files in ((runtime_dir, runtime), (wheels_dir, wheels), (kit_dir, modules)):
+        plan.update({f"{folder}/{name}": source for name, source in files.items()})
+    return plan
+
+
+def write_plan(out: Path, plan: dict[str, Source]) -> int:
+    """Write every planned file under ``out`` (only those that differ); return how many were written."""
+    written = 0
+    for rel, source in plan.items():
+        dst = out / rel
+        written += copy_if_changed(source, dst) if isinstance(source, Path) else write_if_changed(dst, source)
+    return written
+
+
+def _brotli(jobs: list[tuple[Path, Path]]) -> None:
+    """Brotli-compress each (src, dst) with Node's zlib (one process for all)."""
+    if not jobs:
+        return
+    log(f"compress: brotli q{BROTLI_QUALITY} of {len(jobs)} file(s) "
+        f"({sum(src.stat().st_size for src, _ in jobs) / 1e6:.1f} MB; cached afterwards)")
+    node = node_executable()
+    payload = json.dumps([[str(src), str(dst)] for src, dst in jobs])
+    run("node brotli", [node, "-e", _BROTLI_JS, payload, str(BROTLI_QUALITY), str(BROTLI_WINDOW_BITS)])
+
+
+def write_sidecars(out: Path, rels: Sequence[str]) -> dict[str, dict[str, int]]:
+    """Write ``F.br`` and ``F.gz`` beside each compressible file ``F`` of at least MIN_COMPRESS_BYTES under ``out``
+    when they save MIN_SAVING (and remove a sidecar that no longer does); return ``{rel: {"raw", "br", "gz"}}``
+    for the files considered."""
+    COMPRESSED.mkdir(parents=True, exist_ok=True)
+    todo = [rel for rel in rels if rel.endswith(COMPRESSIBLE) and (out / rel).stat().st_size >= MIN_COMPRESS_BYTES]
+    digests = {rel: sha256_of(out / rel) for rel in todo}
+    missing_br = []
+    for rel in todo:
+        cached = COMPRESSED / f"{digests[rel]}.gz"
+        if not cached.is_file():
+            write_if_changed(cached, gzip.compress((out / rel).read_bytes(), compresslevel=GZIP_LEVEL, mtime=0))
+        if not (COMPRESSED / f"{digests[rel]}.br").is_file():
+            missing_br.append((out / rel, COMPRESSED / f"{digests[rel]}.br"))
+    _brotli(missing_br)
+    sizes: dict[str, dict[str, int]] = {}
+    for rel in todo:
+        raw = (out / rel).stat().st_size
+        sizes[rel] = {"raw": raw}
+        for encoding in ("br", "gz"):
+            cached = COMPRESSED / f"{digests[rel]}.{encoding}"
+            sidecar = out / f"{rel}.{encoding}"
+            size = cached.stat().st_size
+            if size <= raw * (1 - MIN_SAVING):
+                copy_if_changed(cached, sidecar)
+                sizes[rel][encoding] = size
+            else:
+                sidecar.unlink(missing_ok=True)
+    return sizes
+
+
+def prune(out: Path, keep: set[str]) -> int:
+    """Delete files under ``out`` whose relative path is not in ``keep`` (sidecars of kept files stay), then
+    empty directories; return how many files were deleted."""
+    removed = 0
+    for path in sorted(out.rglob("*"), reverse=True):
+        rel = path.relative_to(out).as_posix()
+        if path.is_dir():
+            if not any(path.iterdir()):
+                path.rmdir()
+        elif rel not in keep and rel.removesuffix(".br").removesuffix(".gz") not in keep:
+            path.unlink()
+            removed += 1
+    return removed
+
+
+def cmd_kit(out: Path) -> dict[str, dict[str, int]]:
+    """Build the widget kit folder at ``out`` (which it owns: anything else in it is deleted); return the
+    compressed sizes of its files."""
+    cmd_fetch()
+    plan = kit_plan(cmd_wheel())
+    out.mkdir(parents=True, exist_ok=True)
+    written = write_plan(out, plan)
+    removed = prune(out, set(plan))
+    sizes = write_sidecars(out, sorted(plan))
+    wire = sum(s.get("br", s["raw"]) for s in sizes.values())
+    log(f"kit: {out} ({len(plan)} files, {written} written, {removed} stale removed; "
+        f"{sum(s['raw'] for s in sizes.values()) / 1e6:.2f} MB of compressible files, {wire / 1e6:.2f} MB as brotli)")
+    return sizes
+
+
+# --------------------------------------------------------------------------------------------- site
+
+
+def cmd_site(site_dir: Path) -> None:
+    """Assemble the demo site: the demo page (demo_site/static/ at the top), the embedding example
+    (demo_site/examples/ at examples/) and the widget kit at webclient/, with precompressed sidecars."""
+    cmd_kit(site_dir / "webclient")
+    for legacy in ("pyodide", "wheels"):  # the layout before the kit
+        if (site_dir / legacy).is_dir():
+            shutil.rmtree(site_dir / legacy)
+    pages: dict[str, Source] = {}
+    for folder, prefix in ((DEMO_STATIC, ""), (DEMO_EXAMPLES, "examples/")):
+        if folder.is_dir():
+            pages.update({prefix + p.relative_to(folder).as_posix(): p for p in sorted(folder.rglob("*"))
+                          if p.is_file()})
+    copied = write_plan(site_dir, pages)
+    write_sidecars(site_dir, sorted(pages))
+    log(f"site: {site_dir} ({len(pages)} page files, {copied} copied; the kit at webclient/)")
 
 
 # --------------------------------------------------------------------------------------------- test
@@ -393,11 +576,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = argparse.ArgumentParser(prog="pyodide_tools.py", description=__doc__.splitlines()[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter,
-                                     epilog="\n".join(__doc__.splitlines()[1:7]))
+                                     epilog="\n".join(__doc__.splitlines()[1:8]))
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     sub.add_parser("fetch", help="npm ci the pinned runtime; download the pinned wheels")
     sub.add_parser("wheel", help="build our wheel from the tree into build/dist/")
-    site = sub.add_parser("site", help="assemble a static dir with the runtime, wheels and a custom lock")
+    kit = sub.add_parser("kit", help="write the widget kit folder (webclient.mjs, Pyodide, wheels) to OUT_DIR")
+    kit.add_argument("out_dir", type=Path)
+    site = sub.add_parser("site", help="assemble the demo site: page, examples/, the kit at webclient/")
     site.add_argument("dir", nargs="?", type=Path, default=BUILD / "site")
     sub.add_parser("test", help="run tests/ inside Pyodide; extra args go to pytest", add_help=False)
     if argv[:1] == ["test"]:  # pytest options must not be parsed by argparse
@@ -410,6 +595,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             cmd_fetch()
         elif command == "wheel":
             cmd_wheel()
+        elif command == "kit":
+            cmd_kit(parser.parse_args(argv).out_dir.resolve())
         elif command == "site":
             cmd_site(parser.parse_args(argv).dir.resolve())
         else:

@@ -11,8 +11,11 @@ Vocabulary of the table (every field is plain data):
 ``tools``
     Tool calls after the text, each streamed as the given argument fragments.
 ``stop``
-    Why the model stopped, route-neutral: ``"stop"`` (end of turn), ``"tool"`` (wants tools) or
-    ``"length"`` (output token limit). Each route spells it its own way.
+    Why the model stopped, route-neutral: ``"stop"`` (end of turn), ``"tool"`` (wants tools),
+    ``"length"`` (output token limit) or ``"refusal"`` (the model declined: the text goes out on the
+    route's refusal channel, Chat ``delta.refusal`` and Responses ``refusal`` parts; Anthropic sends
+    it as text with ``stop_reason: "refusal"``; Gemini, which has no refusal channel, as text with
+    ``finishReason: "SAFETY"``, its filter stop). Each route spells it its own way.
 ``ending``
     How the response ends:
 
@@ -47,7 +50,7 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Literal
 
-Stop = Literal["stop", "tool", "length"]
+Stop = Literal["stop", "tool", "length", "refusal"]
 Ending = Literal["terminal", "eof", "cut_tool", "error", "stall", "endless", "http_502_html", "json_200"]
 Chunking = Literal["event", "split", "batch"]
 
@@ -214,6 +217,10 @@ SCENARIOS: tuple[Scenario, ...] = (
         ending="stall",
     ),
     Scenario("markup", "HTML/script markup in the output", "complete", _MARKUP),
+    Scenario(
+        "refusal", "Refusal", "complete",
+        "I can't help with “{prompt}”: that request is outside what I'm allowed to do.", stop="refusal",
+    ),
     Scenario(
         "big", "Big answer (~1 MB)", "complete",
         _BIG_PARAGRAPH, chunking="batch", delay=0.002, repeat_to_chars=1_000_000, delta_chars=240,

@@ -159,6 +159,8 @@ class RouteEncoder:
         self.rng = rng
         self.prompt_tokens = prompt_tokens
         self.created = int(time.time())
+        #: The answer is a refusal (stop ``"refusal"``): text goes out on the route's refusal channel, if any.
+        self.refusal = False
 
     @staticmethod
     def prompt_of(body: Any) -> str:
@@ -204,7 +206,7 @@ class OpenAIChat(RouteEncoder):
 
     route = "openai-chat"
     default_model = "gpt-4o-mini-2024-07-18"
-    _FINISH: ClassVar[dict[str, str]] = {"stop": "stop", "tool": "tool_calls", "length": "length"}
+    _FINISH: ClassVar[dict[str, str]] = {"stop": "stop", "tool": "tool_calls", "length": "length", "refusal": "stop"}
 
     def __init__(self, model: str, rng: random.Random, prompt_tokens: int) -> None:
         super().__init__(model, rng, prompt_tokens)
@@ -228,7 +230,7 @@ class OpenAIChat(RouteEncoder):
         return [self._chunk({"role": "assistant", "content": "", "refusal": None})]
 
     def text_delta(self, delta: str) -> list[Frame]:
-        return [self._chunk({"content": delta})]
+        return [self._chunk({"refusal" if self.refusal else "content": delta})]
 
     def tool_open(self, i: int, call: ToolCallSpec) -> list[Frame]:
         head = {"index": i, "id": "call_" + _rand(self.rng, 24), "type": "function",
@@ -252,7 +254,8 @@ class OpenAIChat(RouteEncoder):
         return [Frame(self.dumps({"error": err}), event="error")]
 
     def json_body(self, stop: Stop, totals: Totals) -> object:
-        message: dict[str, object] = {"role": "assistant", "content": totals.text, "refusal": None}
+        message: dict[str, object] = {"role": "assistant", "content": None if self.refusal else totals.text,
+                                      "refusal": totals.text if self.refusal else None}
         if totals.calls:
             message["tool_calls"] = [
                 {"id": "call_" + _rand(self.rng, 24), "type": "function",
@@ -312,22 +315,31 @@ class OpenAIResponses(RouteEncoder):
         item: dict[str, object] = {"id": self.msg_id, "type": "message", "status": "in_progress", "content": [],
                                    "role": "assistant"}
         self.output.append(item)
-        part = {"type": "output_text", "annotations": [], "logprobs": [], "text": ""}
+        part = self._part("")
         where = {"item_id": self.msg_id, "output_index": len(self.output) - 1}
         return [self._event("response.output_item.added", output_index=where["output_index"], item=item),
                 self._event("response.content_part.added", **where, content_index=0, part=part)]
 
+    def _part(self, text: str) -> dict[str, object]:
+        if self.refusal:
+            return {"type": "refusal", "refusal": text}
+        return {"type": "output_text", "annotations": [], "logprobs": [], "text": text}
+
     def text_delta(self, delta: str) -> list[Frame]:
-        return [self._event("response.output_text.delta", item_id=self.msg_id, output_index=len(self.output) - 1,
-                            content_index=0, delta=delta, logprobs=[])]
+        where = {"item_id": self.msg_id, "output_index": len(self.output) - 1, "content_index": 0}
+        if self.refusal:
+            return [self._event("response.refusal.delta", **where, delta=delta)]
+        return [self._event("response.output_text.delta", **where, delta=delta, logprobs=[])]
 
     def text_close(self, text: str) -> list[Frame]:
         index = len(self.output) - 1
-        part = {"type": "output_text", "annotations": [], "logprobs": [], "text": text}
+        part = self._part(text)
         item = {**self.output[index], "status": "completed", "content": [part]}
         self.output[index] = item
         where = {"item_id": self.msg_id, "output_index": index}
-        return [self._event("response.output_text.done", **where, content_index=0, text=text, logprobs=[]),
+        done = (self._event("response.refusal.done", **where, content_index=0, refusal=text) if self.refusal else
+                self._event("response.output_text.done", **where, content_index=0, text=text, logprobs=[]))
+        return [done,
                 self._event("response.content_part.done", **where, content_index=0, part=part),
                 self._event("response.output_item.done", output_index=index, item=item)]
 
@@ -382,7 +394,8 @@ class AnthropicMessages(RouteEncoder):
 
     route = "anthropic-messages"
     default_model = "claude-sonnet-4-5-20250929"
-    _STOP: ClassVar[dict[str, str]] = {"stop": "end_turn", "tool": "tool_use", "length": "max_tokens"}
+    _STOP: ClassVar[dict[str, str]] = {"stop": "end_turn", "tool": "tool_use", "length": "max_tokens",
+                                       "refusal": "refusal"}
 
     def __init__(self, model: str, rng: random.Random, prompt_tokens: int) -> None:
         super().__init__(model, rng, prompt_tokens)
@@ -456,7 +469,7 @@ class Gemini(RouteEncoder):
     default_model = "gemini-2.5-flash"
     eol = "\r\n"
     stream_content_type = "text/event-stream"
-    _FINISH: ClassVar[dict[str, str]] = {"stop": "STOP", "tool": "STOP", "length": "MAX_TOKENS"}
+    _FINISH: ClassVar[dict[str, str]] = {"stop": "STOP", "tool": "STOP", "length": "MAX_TOKENS", "refusal": "SAFETY"}
 
     def __init__(self, model: str, rng: random.Random, prompt_tokens: int) -> None:
         super().__init__(model, rng, prompt_tokens)
@@ -643,6 +656,7 @@ def plan_reply(enc_cls: type[RouteEncoder], scenario: Scenario, body: Any, *, pa
     totals = Totals(text=text, calls=list(scenario.tools), prompt_tokens=12 + _tokens(len(prompt)),
                     include_usage=isinstance(options, dict) and options.get("include_usage") is True)
     enc = enc_cls(model or enc_cls.default_model, rng, totals.prompt_tokens)
+    enc.refusal = scenario.stop == "refusal"
 
     if scenario.ending == "http_502_html":
         return Reply(502, "text/html", ((0.0, _HTML_502.encode()),))

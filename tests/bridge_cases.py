@@ -19,7 +19,7 @@ import js
 from bridge_streams import comparable  # tests/ is on sys.path inside Pyodide (mounted at /bridge)
 from pyodide.ffi import JsException, to_js
 
-from webclient import Deadlines
+from webclient import Deadlines, ResumePolicy
 from webclient.browser import BrowserStream, start_stream
 
 
@@ -41,12 +41,14 @@ async def run_stream(*, url: str = "http://127.0.0.1:9/unused", route: str = "op
                      deadlines: dict[str, float | None] | None = None, cancel_after: int | None = None,
                      cancel_how: str = "method", chunks_b64: list[str] | None = None, status: int = 200,
                      content_type: str | None = "text/event-stream", body: Any = None,
-                     headers: dict[str, str] | None = None) -> dict[str, Any]:
+                     headers: dict[str, str] | None = None, resume: dict[str, Any] | None = None,
+                     cancel_at: float | None = None) -> dict[str, Any]:
     """Run one BrowserStream and report its updates, result and timeline.
 
     ``chunks_b64`` replaces the network with a JS ReadableStream handing out exactly those chunks.
     ``cancel_after`` N provisional updates, cancel: ``method`` (stream.cancel()), ``task`` (cancel the task
     awaiting run()), ``break`` (leave an ``async for``), ``signal`` (abort a linked AbortSignal).
+    ``cancel_at`` seconds after the start, call stream.cancel(). ``resume``: ResumePolicy keyword arguments.
     """
     fake = None
     if chunks_b64 is not None:
@@ -55,11 +57,14 @@ async def run_stream(*, url: str = "http://127.0.0.1:9/unused", route: str = "op
     chunk_log: list[dict[str, Any]] = []
     stream = BrowserStream(url, route, fast=fast, deadlines=_deadlines(deadlines), body=body, headers=headers,
                            fetch=fake, signal=None if external is None else external.signal,
-                           on_chunk=lambda t: chunk_log.append(t.to_dict()))
+                           on_chunk=lambda t: chunk_log.append(t.to_dict()),
+                           resume=None if resume is None else ResumePolicy(**resume))
     updates: list[dict[str, Any]] = []
     raised = None
     loop = asyncio.get_running_loop()
     started = loop.time()
+    if cancel_at is not None:
+        loop.call_later(cancel_at, stream.cancel)
 
     def cancel_now() -> None:
         if cancel_how == "method":
@@ -127,12 +132,15 @@ async def chunkings(*, data_b64: str, cut_lists: list[list[int]], route: str = "
 
 
 async def js_entry_point(*, url: str, route: str = "openai-chat", fast: bool = False, cancel_after: int = 0,
-                         throw_after: int = 0, deadlines: dict[str, float | None] | None = None) -> dict[str, Any]:
+                         throw_after: int = 0, deadlines: dict[str, float | None] | None = None,
+                         resume: dict[str, Any] | None = None) -> dict[str, Any]:
     """Drive start_stream() the way a JavaScript page would, with JS callbacks; report what they received."""
     col = js.bridgeCollector(cancel_after, throw_after)
-    options = to_js({"url": url, "route": route, "fast": fast, "body": {"model": "m", "stream": True},
-                     "deadlines": deadlines or {}},
-                    dict_converter=js.Object.fromEntries)
+    spec: dict[str, Any] = {"url": url, "route": route, "fast": fast, "body": {"model": "m", "stream": True},
+                            "deadlines": deadlines or {}}
+    if resume is not None:
+        spec["resume"] = resume
+    options = to_js(spec, dict_converter=js.Object.fromEntries)
     options.onUpdate = col.onUpdate
     options.onResult = col.onResult
     options.onChunk = col.onChunk
@@ -147,6 +155,38 @@ async def js_entry_point(*, url: str, route: str = "openai-chat", fast: bool = F
     out.update(json.loads(col.dump()))
     out["handle_keys"] = sorted(js.Object.keys(handle).to_py())
     return out
+
+
+async def usage_error(*, options: dict[str, Any]) -> dict[str, Any]:
+    """start_stream with bad options: how its result rejects (nothing may be thrown at once)."""
+    handle = start_stream(to_js(options, dict_converter=js.Object.fromEntries))
+    try:
+        await handle.result
+    except JsException as exc:
+        return {"name": exc.name, "message": exc.message, "handle_keys": sorted(js.Object.keys(handle).to_py())}
+    return {"name": None}
+
+
+async def registered_pump(*, url: str) -> dict[str, Any]:
+    """Register the kit's static pump as PUMP_MODULE; run one fast attempt; unregister (the eval pump is back)."""
+    import pyodide_js
+
+    from webclient import browser
+
+    browser._pump_cache = None
+    module = to_js({"pump": js.bridgePump}, dict_converter=js.Object.fromEntries)
+    pyodide_js.registerJsModule(browser.PUMP_MODULE, module)
+    try:
+        kind = browser.fast_path()
+        calls = js.bridgePumpCalls
+        out = await run_stream(url=url, fast=True)
+        return {"kind": kind, "pump_calls": js.bridgePumpCalls - calls, "result": out["comparable"]}
+    finally:
+        pyodide_js.unregisterJsModule(browser.PUMP_MODULE)
+        import sys
+
+        sys.modules.pop(browser.PUMP_MODULE, None)
+        browser._pump_cache = None
 
 
 async def leak_check(*, urls: dict[str, str], rounds: int = 3) -> dict[str, Any]:
@@ -167,6 +207,13 @@ async def leak_check(*, urls: dict[str, str], rounds: int = 3) -> dict[str, Any]
                 r2 = await js_entry_point(url=urls["ok"] if not cancel_after else urls["stall"], fast=fast,
                                           cancel_after=cancel_after)
                 outcomes.append(r2["resolved"]["outcome"])
+            # a resumed stream, a finished answer behind a held socket, a cancel in the pause before a resume
+            for kw in ({"url": urls["resume"], "route": "openai-responses", "resume": {"max_resumes": 1, "delay": 0}},
+                       {"url": urls["hold"], "deadlines": {"terminal_grace": 0.05}},
+                       {"url": urls["resume"], "route": "openai-responses", "cancel_at": 0.1,
+                        "resume": {"max_resumes": 1, "delay": 20}}):
+                r = await run_stream(fast=fast, **kw)
+                outcomes.append(r["result"]["outcome"])
         return outcomes
 
     warm = await one_round()  # first use compiles the pump, imports modules, grows caches

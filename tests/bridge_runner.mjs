@@ -21,6 +21,7 @@ import fs from "node:fs";
 import path from "node:path";
 import readline from "node:readline";
 import { pathToFileURL } from "node:url";
+import { pump } from "../demo_site/kit/pump.mjs";
 
 function parseArgs(argv) {
   const opts = { pyodide: null, wheels: [], mounts: [] };
@@ -71,7 +72,8 @@ function collector(cancelAfter = 0, throwAfter = 0) {
   };
   col.onResult = (r) => { col.allPlain &&= plain(r); col.results.push(JSON.parse(JSON.stringify(r))); };
   col.onChunk = (c) => { col.allPlain &&= plain(c); col.chunks.push(JSON.parse(JSON.stringify(c))); };
-  col.dump = () => JSON.stringify({ updates: col.updates, results: col.results, chunks: col.chunks, allPlain: col.allPlain });
+  col.dump = () => JSON.stringify({ updates: col.updates, results: col.results, chunks: col.chunks, allPlain: col.allPlain,
+                                    reported: globalThis.bridgeReported.splice(0) });
   return col;
 }
 
@@ -94,6 +96,12 @@ async function main() {
   globalThis.bridgePyodide = py;
   globalThis.bridgeFetchFrom = fetchFrom;
   globalThis.bridgeCollector = collector;
+  // The kit's static pump, counted, for the test that registers it (webclient.browser.PUMP_MODULE).
+  globalThis.bridgePumpCalls = 0;
+  globalThis.bridgePump = (reader, feed) => { globalThis.bridgePumpCalls += 1; return pump(reader, feed); };
+  // Node 20 has no reportError: record what webclient reports (a page callback that threw).
+  globalThis.bridgeReported = [];
+  globalThis.reportError = (error) => globalThis.bridgeReported.push(String(error && error.message || error));
   const version = await py.runPythonAsync("import json, sys, pyodide; sys.dont_write_bytecode = True; pyodide.__version__");
   await send({ ready: true, pyodide: version });
 

@@ -55,6 +55,13 @@ CHAT_HEAD = frame(chunk(TEXT_PARTS[0]), chunk(TEXT_PARTS[1]))
 #: A keep-alive comment line.
 COMMENT = b": keep-alive\r\n\r\n"
 
+ID_CHAT_PARTS = ("Grü", "ße ", "😀", "!")
+#: CHAT's shape with an SSE ``id:`` per event (1, 2, ...; [DONE] has none): a stream a generic SSE server could
+#: continue after ``Last-Event-ID``. One element per event.
+ID_CHAT_EVENTS = [b"id: %d\r\n" % (i + 1) + frame(event)
+                  for i, event in enumerate([*(chunk(p) for p in ID_CHAT_PARTS), chunk(finish="stop")])] + [
+    frame("[DONE]")]
+
 
 def comparable(result: dict[str, Any]) -> dict[str, Any]:
     """A ``StreamResult.to_dict()`` without the fields that depend on timing or chunking."""

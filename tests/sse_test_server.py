@@ -128,6 +128,8 @@ class Exchange:
     path: str
     request_headers: dict[str, str]
     request_body: bytes
+    #: The request target's query string (after ``?``), ``""`` when there is none.
+    query: str = ""
     started_at: float = field(default_factory=time.monotonic)
     bytes_sent: int = 0
     chunks_sent: int = 0
@@ -165,7 +167,7 @@ class SSETestServer:
     """A ThreadingHTTPServer on 127.0.0.1:<ephemeral> playing registered scripts (see module docstring)."""
 
     def __init__(self, *, static_root: Path | None = None, max_lifetime_s: float = DEFAULT_MAX_LIFETIME_S) -> None:
-        self._scripts: dict[str, Script] = {}
+        self._scripts: dict[str, tuple[Script, ...]] = {}
         self._exchanges: dict[str, list[Exchange]] = {}
         self._lock = threading.Condition()
         self._ids = itertools.count(1)
@@ -211,17 +213,19 @@ class SSETestServer:
 
     # -- scripts and observations -----------------------------------------------------------------------
 
-    def add(self, script: Script) -> str:
-        """Register ``script``; return the path that plays it (each request to it plays it again)."""
-        path = f"/s/{next(self._ids)}"
+    def add(self, script: Script, *more: Script, path: str | None = None) -> str:
+        """Register ``script``; return the path that plays it (each request to it plays it again). With ``more``
+        scripts, the n-th request plays the n-th script (the last one again after that). ``path`` registers a
+        path of the caller's choosing (a resume request's ``/s/N/{id}``) instead of a new one."""
+        path = path if path is not None else f"/s/{next(self._ids)}"
         with self._lock:
-            self._scripts[path] = script
+            self._scripts[path] = (script, *more)
             self._exchanges[path] = []
         return path
 
-    def url(self, script: Script) -> str:
-        """``base_url + add(script)``."""
-        return self.base_url + self.add(script)
+    def url(self, script: Script, *more: Script) -> str:
+        """``base_url + add(script, *more)``."""
+        return self.base_url + self.add(script, *more)
 
     def exchange(self, path_or_url: str, index: int = 0, timeout: float = 10.0) -> Exchange:
         """The ``index``-th request to a scripted path, waiting up to ``timeout`` s for it to arrive."""
@@ -265,13 +269,16 @@ class SSETestServer:
                 self.send_header("Access-Control-Allow-Origin", "*")
 
             def _serve(self) -> None:
-                path = self.path.split("?", 1)[0]
+                path, _, query = self.path.partition("?")
                 length = int(self.headers.get("Content-Length") or 0)
                 body = self.rfile.read(length) if length else b""
                 with server._lock:
-                    script = server._scripts.get(path)
-                    if script is not None:
-                        ex = Exchange(self.command, path, {k.lower(): v for k, v in self.headers.items()}, body)
+                    scripts = server._scripts.get(path)
+                    script = None
+                    if scripts is not None:
+                        script = scripts[min(len(server._exchanges[path]), len(scripts) - 1)]
+                        ex = Exchange(self.command, path, {k.lower(): v for k, v in self.headers.items()}, body,
+                                      query)
                         server._exchanges[path].append(ex)
                         server._lock.notify_all()
                 if script is None:

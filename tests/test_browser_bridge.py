@@ -24,7 +24,33 @@ from typing import Any
 
 import pytest
 
-from tests.bridge_streams import CHAT, CHAT_HEAD, COMMENT, TEXT_PARTS, TOOL, comparable, cut_lists, expected
+from tests.bridge_streams import (
+    CHAT,
+    CHAT_HEAD,
+    COMMENT,
+    ID_CHAT_EVENTS,
+    ID_CHAT_PARTS,
+    TEXT_PARTS,
+    TOOL,
+    comparable,
+    cut_lists,
+    expected,
+)
+from tests.resume_streams import (
+    USAGE,
+    USAGE_ID,
+    USAGE_K,
+    USAGE_N,
+    answer_view,
+    cut_inside,
+    events_of,
+    from_event,
+    last_number_before,
+    numbered,
+    resume_path,
+    uninterrupted_view,
+)
+from tests.route_fixtures import merge_deltas
 from tests.sse_test_server import Abort, Pause, Script, Send, SSETestServer, Stall, sse_script
 
 pytestmark = pytest.mark.host
@@ -356,15 +382,40 @@ def test_start_stream_handle_cancel_aborts_the_request(pyodide: PyodideNode, ser
 
 
 @pytest.mark.parametrize("fast", [False, True], ids=["pull", "fast"])
-def test_a_throwing_page_callback_rejects_the_result_and_stops_the_download(
+def test_a_throwing_page_callback_is_reported_and_changes_nothing(
         pyodide: PyodideNode, server: SSETestServer, fast: bool) -> None:
-    url = server.url(Script([Send(CHAT_HEAD), Pause(0.2), Send(CHAT_HEAD), Stall(30)]))
+    url = server.url(sse_script(TOOL, chunk_size=128, delay=0.005))
 
     out = pyodide.case("js_entry_point", url=url, fast=fast, throw_after=1)
 
-    assert out["resolved"] is None and "webclient stream failed: JsException" in out["rejected"]
-    assert len(out["updates"]) == 1 and out["results"] == []
-    assert server.exchange(url).disconnected.wait(DISCONNECT_WITHIN_S)
+    assert out["rejected"] is None and comparable(out["resolved"]) == expected(TOOL)
+    assert out["results"] == [out["resolved"]] and out["updates"][-1]["kind"] == "committed"
+    assert out["reported"] == ["a bug in the page's callback"]
+
+
+@pytest.mark.parametrize(("options", "words"), [
+    ({"url": "", "route": "openai-chat"}, "url"),
+    ({"url": "http://127.0.0.1:9/x", "route": "no-such-route"}, "route"),
+    ({"url": "http://127.0.0.1:9/x", "route": "openai-chat", "bogus": 1}, "options take the keys"),
+    ({"url": "http://127.0.0.1:9/x", "route": "openai-chat", "deadlines": {"idle": 1}}, "deadlines"),
+])
+def test_start_stream_rejects_bad_options_with_a_one_line_webclient_usage_error(
+        pyodide: PyodideNode, options: dict[str, Any], words: str) -> None:
+    out = pyodide.case("usage_error", options=options)
+
+    assert out["name"] == "WebclientUsageError" and words in out["message"], out
+    assert "\n" not in out["message"] and "Traceback" not in out["message"]
+    assert out["handle_keys"] == ["cancel", "result"]
+
+
+def test_the_fast_path_uses_a_registered_static_pump_instead_of_eval(
+        pyodide: PyodideNode, server: SSETestServer) -> None:
+    url = server.url(sse_script(TOOL, chunk_size=128, delay=0.002))
+
+    out = pyodide.case("registered_pump", url=url)
+
+    assert out["kind"] == "module" and out["pump_calls"] == 1
+    assert out["result"] == expected(TOOL)
 
 
 def test_start_stream_deadlines_are_given_in_milliseconds(pyodide: PyodideNode, server: SSETestServer) -> None:
@@ -381,7 +432,10 @@ def test_start_stream_deadlines_are_given_in_milliseconds(pyodide: PyodideNode, 
 def test_no_proxy_or_reference_leaks_per_stream(pyodide: PyodideNode, server: SSETestServer) -> None:
     urls = {"ok": server.url(sse_script(CHAT, chunk_size=64)),
             "stall": server.url(Script([Send(CHAT_HEAD), Stall(30)])),
-            "bad": server.url(Script([Send(b"nope")], status=503, content_type="text/plain"))}
+            "bad": server.url(Script([Send(b"nope")], status=503, content_type="text/plain")),
+            "resume": server.url(Script([Send(cut_inside(USAGE, USAGE_K))])),
+            "hold": server.url(Script([Send(CHAT), Stall(30)]))}
+    server.add(sse_script(from_event(USAGE, USAGE_K - 1)), path=resume_path(urls["resume"]))
 
     out = pyodide.case("leak_check", urls=urls, rounds=3)
 
@@ -390,6 +444,128 @@ def test_no_proxy_or_reference_leaks_per_stream(pyodide: PyodideNode, server: SS
     assert out["unhandled"] == 0
     assert set(out["outcomes"]) == {"complete", "timeout", "cancelled", "protocol_error"}
     assert out["outcomes"] == out["warm"] * 3
+
+
+# -- resuming a cut stream, Last-Event-ID reconnects, the terminal grace ----------------------------------------
+
+
+def resumed_like_one_stream(out: dict[str, Any]) -> None:
+    assert answer_view(out["result"]) == uninterrupted_view(USAGE)[0]
+    assert merge_deltas(out["updates"][:-1]) == uninterrupted_view(USAGE)[1]
+    assert [u["kind"] for u in out["updates"]].count("committed") == 1
+
+
+@pytest.mark.parametrize("fast", [False, True], ids=["pull", "fast"])
+def test_a_cut_responses_stream_resumes_with_a_get_after_the_last_number_to_the_uninterrupted_result(
+        pyodide: PyodideNode, server: SSETestServer, fast: bool) -> None:
+    url = server.url(Script([Send(cut_inside(USAGE, USAGE_K)), Pause(0.05), Abort()], connection_close=False))
+    again = server.add(sse_script(from_event(USAGE, USAGE_K - 2), chunk_size=300), path=resume_path(url))
+
+    out = pyodide.case("run_stream", url=url, route="openai-responses", fast=fast, body={"model": "m"},
+                       headers={"authorization": "Bearer k-1", "x-tag": "t1"},
+                       resume={"max_resumes": 2, "delay": 0.0})
+
+    resumed_like_one_stream(out)
+    assert out["chunk_log"][-1]["events"] == out["result"]["telemetry"]["complete_sse_event_count"] + USAGE_K
+    first, resume = server.exchange(url), server.exchange(again)
+    assert first.method == "POST" and json.loads(first.request_body) == {"model": "m"}
+    assert (resume.method, resume.query, resume.request_body) == (
+        "GET", f"stream=true&starting_after={USAGE_N}", b"")
+    headers = resume.request_headers
+    assert (headers["authorization"], headers["x-tag"], headers["accept"]) == ("Bearer k-1", "t1", "text/event-stream")
+    assert "content-type" not in headers and "last-event-id" not in headers
+    assert server.requests_to(url) == 1 and server.requests_to(again) == 1
+
+
+@pytest.mark.parametrize("fast", [False, True], ids=["pull", "fast"])
+def test_a_resume_cut_again_and_one_with_a_gap_are_resumed_again(
+        pyodide: PyodideNode, server: SSETestServer, fast: bool) -> None:
+    k2 = numbered(USAGE)[10]
+    url = server.url(Script([Send(cut_inside(USAGE, USAGE_K))]))
+    again = server.add(
+        Script([Send(from_event(USAGE, USAGE_K - 1, k2) + events_of(USAGE)[k2][:40])]),  # overlap, cut again
+        Script([Send(from_event(USAGE, k2 + 1)), Stall(20)]),  # skips event k2: a gap
+        sse_script(from_event(USAGE, k2 - 3)),
+        path=resume_path(url))
+
+    out = pyodide.case("run_stream", url=url, route="openai-responses", fast=fast,
+                       resume={"max_resumes": 3, "delay": 0.0})
+
+    resumed_like_one_stream(out)
+    n2 = last_number_before(USAGE, k2)
+    assert [server.exchange(again, i).query for i in range(3)] == [
+        f"stream=true&starting_after={USAGE_N}", f"stream=true&starting_after={n2}",
+        f"stream=true&starting_after={n2}"]
+    assert server.exchange(again, 1).disconnected.wait(DISCONNECT_WITHIN_S)  # the gap's response was aborted
+
+
+def test_cancelling_during_the_pause_before_a_resume_ends_cancelled_without_the_request(
+        pyodide: PyodideNode, server: SSETestServer) -> None:
+    url = server.url(Script([Send(cut_inside(USAGE, USAGE_K))]))
+    again = server.add(sse_script(from_event(USAGE, USAGE_K)), path=resume_path(url))
+
+    out = pyodide.case("run_stream", url=url, route="openai-responses", cancel_at=0.3,
+                       resume={"max_resumes": 1, "delay": 30.0})
+
+    assert (out["result"]["outcome"], out["result"]["stage"]) == ("cancelled", "caller") and out["elapsed"] < 15
+    assert out["result"]["resume"] == {"response_id": USAGE_ID, "sequence_number": USAGE_N}
+    assert server.requests_to(again) == 0
+
+
+@pytest.mark.parametrize("fast", [False, True], ids=["pull", "fast"])
+def test_a_last_event_id_reconnect_repeats_the_request_with_the_header_and_continues(
+        pyodide: PyodideNode, server: SSETestServer, fast: bool) -> None:
+    url = server.url(Script([Send(b"retry: 50\n" + b"".join(ID_CHAT_EVENTS[:2]) + ID_CHAT_EVENTS[2][:11])]),
+                     sse_script(b"".join(ID_CHAT_EVENTS[2:]), chunk_size=7))
+
+    out = pyodide.case("run_stream", url=url, fast=fast, body={"q": 1},
+                       resume={"max_resumes": 1, "last_event_id": True})
+
+    assert (out["result"]["outcome"], out["result"]["text"]) == ("complete", "".join(ID_CHAT_PARTS))
+    assert texts(out["updates"]) == "".join(ID_CHAT_PARTS)
+    first, second = server.exchange(url, 0), server.exchange(url, 1)
+    assert "last-event-id" not in first.request_headers and second.request_headers["last-event-id"] == "2"
+    assert second.method == "POST" and json.loads(second.request_body) == json.loads(first.request_body) == {"q": 1}
+    assert second.started_at - first.started_at >= 0.05  # the server's retry: time
+
+
+@pytest.mark.parametrize("fast", [False, True], ids=["pull", "fast"])
+def test_a_finished_answer_behind_a_socket_holding_proxy_ends_complete_after_the_grace_and_closes(
+        pyodide: PyodideNode, server: SSETestServer, fast: bool) -> None:
+    url = server.url(Script([Send(CHAT), Stall(30)]))
+
+    out = pyodide.case("run_stream", url=url, fast=fast, deadlines={"idle": 20, "terminal_grace": 0.3})
+
+    assert (out["result"]["outcome"], out["result"]["stage"]) == ("complete", None)
+    assert comparable(out["result"]) == expected(CHAT) and 0.3 <= out["elapsed"] < 10
+    exchange = server.exchange(url)
+    assert exchange.disconnected.wait(DISCONNECT_WITHIN_S) and not exchange.finished.is_set()
+
+
+@pytest.mark.parametrize("fast", [False, True], ids=["pull", "fast"])
+@pytest.mark.parametrize(("tail", "outcome"), [
+    (CHAT_HEAD, ("protocol_error", "after_terminal")),  # more data (an event) after the terminal
+    (b"data: {", ("timeout", "idle")),  # a pending line: never complete
+], ids=["event", "pending_line"])
+def test_data_after_the_terminal_event_keeps_its_outcome_under_the_grace(
+        pyodide: PyodideNode, server: SSETestServer, fast: bool, tail: bytes, outcome: tuple[str, str | None]) -> None:
+    url = server.url(Script([Send(CHAT), Pause(0.05), Send(tail), Stall(30)]))
+
+    out = pyodide.case("run_stream", url=url, fast=fast, deadlines={"idle": 1.0, "terminal_grace": 0.5})
+
+    assert (out["result"]["outcome"], out["result"]["stage"]) == outcome
+
+
+def test_start_stream_takes_resume_and_grace_options_in_milliseconds(
+        pyodide: PyodideNode, server: SSETestServer) -> None:
+    url = server.url(Script([Send(cut_inside(USAGE, USAGE_K))]))
+    server.add(Script([Send(from_event(USAGE, USAGE_K)), Stall(30)]), path=resume_path(url))
+
+    out = pyodide.case("js_entry_point", url=url, route="openai-responses",
+                       resume={"max_resumes": 1, "delay_ms": 10}, deadlines={"terminal_grace_ms": 200})
+
+    assert answer_view(out["resolved"]) == uninterrupted_view(USAGE)[0]
+    assert out["updates"][-1]["kind"] == "committed" and out["results"] == [out["resolved"]]
 
 
 # -- the same entry point in Chromium ----------------------------------------------------------------------------

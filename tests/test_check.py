@@ -522,3 +522,99 @@ def test_the_injected_error_event_is_an_upstream_error_on_its_route(route: str) 
     view = assert_chunking_invariant(_result_view(route), data, random_count=5)
     assert (view[0]["outcome"], view[0]["stage"]) in {  # type: ignore[index]
         ("upstream_error", "error_event"), ("upstream_error", "error_object")}
+
+
+# -- captures with the provider vocabulary of issue 9 ----------------------------------------------
+
+
+def _vocab_captures() -> list[tuple[str, str, bytes]]:
+    """One synthetic capture per route carrying the new types: client calls of every kind the route
+    has, signatures, encrypted items, hosted items, citations, logprobs (shapes from the
+    test_vocab_* modules, which cite their doc sources)."""
+    from tests import test_vocab_anthropic_messages as am
+    from tests import test_vocab_gemini as gm
+    from tests import test_vocab_openai_chat as oc
+    from tests import test_vocab_openai_responses as orr
+
+    custom = {"type": "custom_tool_call", "id": "ctc_1", "call_id": "call_c", "name": "code_exec",
+              "input": 'print("grüße")'}
+    reasoning = {"id": "rs_1", "type": "reasoning", "summary": [], "encrypted_content": "gAAAAABo-opaque=="}
+    responses = orr.stream(
+        *orr.whole_item(0, reasoning, added={**reasoning, "encrypted_content": None}),
+        *orr.whole_item(1, orr.HOSTED[0][0]),
+        *orr.message(2, "Grüße aus Köln", [{"type": "url_citation", "start_index": 0, "end_index": 5,
+                                          "url": "https://example.com", "title": "Ex"}]),
+        *orr.whole_item(3, custom, orr.ev("response.custom_tool_call_input.delta", item_id="ctc_1", output_index=3,
+                                          delta='print("grü'),
+                        orr.ev("response.custom_tool_call_input.delta", item_id="ctc_1", output_index=3,
+                               delta='ße")'),
+                        orr.ev("response.custom_tool_call_input.done", item_id="ctc_1", output_index=3,
+                               input='print("grüße")'), added={**custom, "input": ""}),
+        *orr.whole_item(4, orr.COMPUTER))
+    anthropic = am.message(
+        am.start(0, {"type": "thinking", "thinking": ""}), am.delta(0, type="thinking_delta", thinking="Hmm… ✓"),
+        am.delta(0, type="signature_delta", signature="EqQBCgIYAhIM1gbcDa9G"), am.stop(0),
+        *am.whole(1, {"type": "redacted_thinking", "data": "EmwKAhgBEgy3va3p"}),
+        am.start(2, {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {}}),
+        am.delta(2, type="input_json_delta", partial_json='{"query": "Köln"}'), am.stop(2),
+        *am.whole(3, am.RESULT_BLOCKS[0]),
+        am.start(4, {"type": "text", "text": ""}), am.delta(4, type="text_delta", text="Grüße"),
+        am.delta(4, type="citations_delta", citation={"type": "web_search_result_location", "cited_text": "Köln",
+                                                      "url": "https://example.com", "title": "Ex",
+                                                      "encrypted_index": "Eo8BCioIAhgB"}), am.stop(4))
+    gemini = sse(gm.chunk({"text": "Plan ✓", "thought": True, "thoughtSignature": "QUJD"}),
+                 gm.chunk({"functionCall": {"name": "f", "args": {"city": "Zürich"}}, "thoughtSignature": "REVG"}),
+                 gm.chunk(gm.DATA_PARTS[0]), gm.chunk(gm.DATA_PARTS[1]),
+                 gm.chunk({"text": "Grüße"}, citationMetadata={"citationSources": [{"startIndex": 0, "endIndex": 3}]}),
+                 gm.chunk({"text": "", "thoughtSignature": "R0hJ"}, finish="STOP",
+                          groundingMetadata={"webSearchQueries": ["Köln"]}))
+    tok = [{"token": "Grü", "logprob": -0.1, "bytes": [71, 114, 195, 188], "top_logprobs": []}]
+    chat = sse(oc.chunk(oc.ch(content="Grü", logprobs={"content": tok})),
+               oc.chunk(oc.ch(content="ße", annotations=[{"type": "url_citation", "url_citation": {"url": "u"}}])),
+               oc.chunk(oc.ch(tool_calls=[{"index": 0, "id": "call_1", "type": "custom",
+                                           "custom": {"name": "code_exec", "input": "print('ü"}}])),
+               oc.chunk(oc.ch(tool_calls=[{"index": 0, "custom": {"input": "')"}}])),
+               oc.chunk(oc.ch(finish="tool_calls")), "[DONE]")
+    return [("openai-responses", "responses", responses), ("anthropic-messages", "anthropic", anthropic),
+            ("gemini", "gemini", gemini), (CHAT, "chat", chat)]
+
+
+VOCAB_CAPTURES = _vocab_captures()
+
+
+@pytest.mark.parametrize(("route", "data"), [(r, d) for r, _, d in VOCAB_CAPTURES],
+                         ids=[n for _, n, _ in VOCAB_CAPTURES])
+def test_check_passes_captures_carrying_the_new_item_types_signatures_and_citations(route: str, data: bytes) -> None:
+    reference = replay(route, [data]).result
+    assert reference is not None and reference.outcome.value == "complete"
+    assert reference.assistant_message and (reference.items or reference.citations or reference.logprobs)
+    report = run_check(route, data)
+    assert report.exit_code == 0, [c.to_dict() for c in report.checks if not c.passed]
+
+
+class LosesSignaturesWhenChunked(StreamSession):
+    """Bug: signatures kept from the first network chunk only (state reset per feed)."""
+
+    def __init__(self, route: str, **kwargs: Any) -> None:
+        super().__init__(route, **kwargs)
+        self.feeds = 0
+
+    def feed(self, data: bytes) -> list[Any]:
+        self.feeds += 1 if data else 0
+        return super().feed(data)
+
+    def finish(self) -> StreamResult:
+        result = super().finish()
+        if self.feeds > 1 and isinstance(result.assistant_message, dict):
+            content = [{**b, "signature": ""} if "signature" in b else b
+                       for b in result.assistant_message.get("content", [])]
+            return dataclasses.replace(result, assistant_message={**result.assistant_message, "content": content})
+        return result
+
+
+def test_a_session_that_loses_signatures_under_chunking_fails_split_on_the_assistant_message() -> None:
+    route, _, data = VOCAB_CAPTURES[1]
+    report = run_check(route, data, LosesSignaturesWhenChunked)
+    first = by_name(report)["split"].first_failure
+    assert first is not None and first.problem == "differs in assistant_message"
+    assert "multisplit" in failed_checks(report)

@@ -104,7 +104,7 @@ def test_check_exits_1_and_names_the_first_failing_position_without_content(
     assert code == report["exit_code"] == 1
     assert report["checks"][1]["first_failure"] == {
         "check": "split", "case": f"split@{first}", "position": first, "category": "multibyte",
-        "outcome": "complete", "stage": None, "problem": "differs in text, choices, telemetry"}
+        "outcome": "complete", "stage": None, "problem": "differs in text, choices, assistant_message, telemetry"}
 
 
 def _options(add: Any) -> set[str]:
@@ -114,7 +114,7 @@ def _options(add: Any) -> set[str]:
 
 
 def test_check_accepts_every_ceiling_option_and_tools_that_replay_accepts() -> None:
-    replay = _options(replay_arguments) - {"--status", "--content-type"}
+    replay = _options(replay_arguments) - {"--status", "--content-type", "--resume"}  # --resume: a chain of captures
     check = _options(check_arguments)
     assert replay <= check
     assert {"--max-line-chars", "--max-event-chars", "--max-text-chars", "--max-tool-input-chars",

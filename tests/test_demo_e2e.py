@@ -79,8 +79,7 @@ def site_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     proc = subprocess.run([sys.executable, str(REPO / "build_scripts" / "pyodide_tools.py"), "site", str(site)],
                           capture_output=True, text=True, timeout=600, check=False)
     assert proc.returncode == 0, proc.stderr[-2000:]
-    for name in ("index.html", "app.js", "worker.js", "style.css", "pyodide/pyodide.mjs",
-                 "wheels/pyodide-lock.json"):
+    for name in ("index.html", "app.js", "style.css", "webclient/webclient.mjs", "examples/widget.html"):
         assert (site / name).is_file(), name
     return site
 
@@ -299,6 +298,8 @@ EXPECTATIONS: dict[str, Expect] = {
     "stall": Expect("timeout", shows=("The first words arrive",), stage="idle", idle_s=1.5, disconnects=True),
     "markup": Expect("complete", shows=('<script>alert("xss")</script>', "<img src=x onerror=alert(1)>",
                                         '<a href="javascript:alert(3)">not a link</a>')),
+    # The refusal streams on its own channel (not the provisional text) and is shown as the committed answer.
+    "refusal": Expect("complete", shows=("Refused: I can't help with",), streams_text=False),
 }
 
 

@@ -407,12 +407,22 @@ def check_big(route: str, got: Fetched) -> None:
     assert len(s.text) >= 1_000_000
 
 
+def check_refusal(route: str, got: Fetched) -> None:
+    s = assert_sse(route, got)
+    assert s.terminal and not s.calls and not s.errors
+    # Each route's own spelling of a refusal: Chat delta.refusal, Responses refusal parts, Anthropic's stop
+    # reason, Gemini's safety stop (it has no refusal channel).
+    marker = {"openai-chat": '"delta":{"refusal":"I', "openai-responses": "event: response.refusal.delta",
+              "anthropic-messages": '"stop_reason":"refusal"', "gemini": '"finishReason": "SAFETY"'}[route]
+    assert marker in got.body.decode()
+
+
 CHECKS: dict[str, Callable[[str, Fetched], None]] = {
     "plain": check_plain, "tool": check_tool, "parallel_tools": check_parallel_tools,
     "multibyte": check_multibyte, "slow_drip": check_slow_drip, "truncated": check_truncated,
     "max_tokens_in_tool": check_max_tokens_in_tool, "invalid_tool_json": check_invalid_tool_json,
     "upstream_error": check_upstream_error, "http_502_html": check_http_502_html, "json_200": check_json_200,
-    "markup": check_markup, "big": check_big,
+    "markup": check_markup, "big": check_big, "refusal": check_refusal,
 }
 
 
@@ -705,8 +715,10 @@ EXPECTED_OUTCOME = {
     "slow_drip": "complete", "markup": "complete", "big": "complete",
     "truncated": "truncated", "max_tokens_in_tool": "truncated", "invalid_tool_json": "payload_error",
     "upstream_error": "upstream_error", "http_502_html": "protocol_error", "json_200": "protocol_error",
-    "endless_event": "buffer_limit",
+    "endless_event": "buffer_limit", "refusal": "complete",
 }
+#: Where a route's outcome differs from the scenario's: Gemini has no refusal channel, only its safety stop.
+EXPECTED_ROUTE_OUTCOME = {("gemini", "refusal"): "truncated"}
 #: Small ceilings for the endless event, so a short capture is enough to cross them.
 ENDLESS_LIMITS = Limits(max_line_chars=4096, max_event_chars=8192)
 REPLAY_BIG_CHARS = 40_000
@@ -759,7 +771,7 @@ def test_session_replay_of_each_route_and_scenario_reaches_the_scenarios_outcome
     result, final_kind, provisional = assert_chunking_invariant(run, got.body)
     assert run(got.chunks) == (result, final_kind, provisional), "the chunking the socket delivered agrees"
 
-    assert result["outcome"] == EXPECTED_OUTCOME[scenario]
+    assert result["outcome"] == EXPECTED_ROUTE_OUTCOME.get((route, scenario), EXPECTED_OUTCOME[scenario])
     complete = result["outcome"] == "complete"
     assert final_kind == ("committed" if complete else "failed")
     assert result["committed"] is complete

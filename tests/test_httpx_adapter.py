@@ -17,9 +17,34 @@ from typing import Any
 
 import pytest
 
-from tests.bridge_streams import CHAT, CHAT_HEAD, COMMENT, TEXT_PARTS, TOOL, comparable, expected
+from tests.bridge_streams import (
+    CHAT,
+    CHAT_HEAD,
+    COMMENT,
+    ID_CHAT_EVENTS,
+    ID_CHAT_PARTS,
+    TEXT_PARTS,
+    TOOL,
+    comparable,
+    expected,
+)
+from tests.resume_streams import (
+    USAGE,
+    USAGE_ID,
+    USAGE_K,
+    USAGE_N,
+    answer_view,
+    cut_inside,
+    events_of,
+    from_event,
+    last_number_before,
+    numbered,
+    resume_path,
+    uninterrupted_view,
+)
+from tests.route_fixtures import merge_deltas
 from tests.sse_test_server import Abort, Pause, Script, Send, SSETestServer, Stall, sse_script
-from webclient import Committed, Deadlines, Failed, StreamResult, UsageError
+from webclient import Committed, Deadlines, Failed, ResumePoint, ResumePolicy, StreamResult, UsageError
 
 # httpx is a host-only peer (absent inside Pyodide, where this module is then skipped at collection).
 httpx = pytest.importorskip("httpx")
@@ -135,7 +160,8 @@ def drive(flavour: str, url: str, *, cancel_after: int | None = None, how: str =
     """Run one Attempt with a real client of the given flavour; cancel after ``cancel_after`` updates by
     ``how``: ``method`` (attempt.cancel()), ``break`` (leave the loop), ``raise`` (an exception in the loop),
     ``thread`` (sync: cancel() from another thread 0.2 s after the first update, while the loop is blocked in
-    a read), ``task`` (async: cancel the task)."""
+    a read), ``task`` (async: cancel the task), ``pause`` (async: cancel() from the event loop 0.3 s after the
+    start, while the attempt waits to resume)."""
     out = Run()
     options.setdefault("json", {"model": "m", "stream": True})
     attempt = Attempt(options.pop("route", "openai-chat"), url, **options)
@@ -170,6 +196,8 @@ def drive(flavour: str, url: str, *, cancel_after: int | None = None, how: str =
                 out.raised = "LookupError"
     else:
         async def main() -> None:
+            if how == "pause":
+                asyncio.get_running_loop().call_later(0.3, attempt.cancel)
             async with httpx.AsyncClient(transport=ProbedAsyncTransport(out.probe)) as client:
                 async def loop() -> None:
                     async with contextlib.aclosing(attempt.aupdates(client)) as updates:
@@ -413,3 +441,191 @@ def test_after_the_headers_a_pause_longer_than_the_connect_budget_is_fine(server
     out = drive(flavour, url, deadlines=Deadlines(connect=0.2, first_event=2, idle=2))
 
     assert out.outcome == ("complete", None)
+
+
+# -- resuming a cut stream, Last-Event-ID reconnects, the terminal grace ----------------------------------------
+
+RESUME = ResumePolicy(max_resumes=3, delay=0)
+
+
+def uninterrupted_updates(data: bytes) -> list[dict[str, Any]]:
+    return uninterrupted_view(data)[1]  # type: ignore[return-value]
+
+
+def merged(out: Run) -> list[dict[str, Any]]:
+    return merge_deltas([u.to_dict() for u in out.updates[:-1]])
+
+
+
+@pytest.mark.parametrize("flavour", FLAVOURS)
+@pytest.mark.parametrize("cut", ["eof", "reset"])
+def test_a_cut_responses_stream_resumes_with_a_get_after_the_last_number_to_the_uninterrupted_result(
+        server: SSETestServer, flavour: str, cut: str) -> None:
+    ending = [Abort()] if cut == "reset" else []
+    url = server.url(Script([Send(cut_inside(USAGE, USAGE_K)), Pause(0.05), *ending], connection_close=cut == "eof"))
+    again = server.add(sse_script(from_event(USAGE, USAGE_K - 2), chunk_size=300), path=resume_path(url))
+
+    out = drive(flavour, url, route="openai-responses", resume=RESUME,
+                headers={"Authorization": "Bearer k-1", "X-Tag": "t1", "Content-Type": "application/json"},
+                json={"model": "m", "background": True})
+
+    assert out.result is not None and out.result.committed
+    assert answer_view(out.result.to_dict()) == uninterrupted_view(USAGE)[0]
+    assert merged(out) == uninterrupted_updates(USAGE)
+    assert [type(u) for u in out.updates].count(Committed) == 1 and isinstance(out.updates[-1], Committed)
+    first, resume = server.exchange(url), server.exchange(again)
+    assert first.method == "POST" and first.request_body == b'{"model":"m","background":true}'
+    assert (resume.method, resume.query, resume.request_body) == (
+        "GET", f"stream=true&starting_after={USAGE_N}", b"")
+    headers = resume.request_headers
+    assert (headers["authorization"], headers["x-tag"], headers["accept"]) == ("Bearer k-1", "t1", "text/event-stream")
+    assert "content-type" not in headers and "content-length" not in headers and "last-event-id" not in headers
+    assert server.requests_to(url) == 1 and server.requests_to(again) == 1 and out.probe.all_closed()
+
+
+@pytest.mark.parametrize("flavour", FLAVOURS)
+def test_a_resume_cut_again_and_one_with_a_gap_are_resumed_again(server: SSETestServer, flavour: str) -> None:
+    k2 = numbered(USAGE)[10]
+    url = server.url(Script([Send(cut_inside(USAGE, USAGE_K))]))
+    again = server.add(
+        Script([Send(from_event(USAGE, USAGE_K - 1, k2) + events_of(USAGE)[k2][:40])]),  # overlap, cut again
+        Script([Send(from_event(USAGE, k2 + 1)), Stall(20)]),  # skips event k2: a gap
+        sse_script(from_event(USAGE, k2 - 3)),  # overlap of three
+        path=resume_path(url))
+
+    out = drive(flavour, url, route="openai-responses", resume=RESUME)
+
+    assert out.result is not None and answer_view(out.result.to_dict()) == uninterrupted_view(USAGE)[0]
+    assert merged(out) == uninterrupted_updates(USAGE)
+    n2 = last_number_before(USAGE, k2)
+    assert [server.exchange(again, i).query for i in range(3)] == [
+        f"stream=true&starting_after={USAGE_N}", f"stream=true&starting_after={n2}",
+        f"stream=true&starting_after={n2}"]
+    assert server.exchange(again, 1).disconnected.wait(DISCONNECT_WITHIN_S)  # the gap's response was closed
+
+
+@pytest.mark.parametrize("flavour", FLAVOURS)
+def test_resumes_stop_at_the_callers_maximum_with_the_resume_point_in_the_result(
+        server: SSETestServer, flavour: str) -> None:
+    url = server.url(Script([Send(cut_inside(USAGE, USAGE_K))]))
+    again = server.add(Script([Send(from_event(USAGE, USAGE_K - 1, USAGE_K + 1))]), path=resume_path(url))
+
+    out = drive(flavour, url, route="openai-responses", resume=ResumePolicy(max_resumes=2, delay=0.05))
+
+    assert out.outcome == ("truncated", "eof") and server.requests_to(again) == 2
+    assert out.result is not None and out.result.to_dict()["resume"] == {
+        "response_id": USAGE_ID, "sequence_number": last_number_before(USAGE, USAGE_K + 1)}
+    assert out.elapsed >= 0.05 + 0.1  # the second resume waited twice the first one's delay
+
+
+@pytest.mark.parametrize("flavour", FLAVOURS)
+def test_without_a_resume_policy_a_cut_stream_is_not_resumed(server: SSETestServer, flavour: str) -> None:
+    url = server.url(Script([Send(cut_inside(USAGE, USAGE_K))]))
+    again = server.add(sse_script(from_event(USAGE, USAGE_K)), path=resume_path(url))
+
+    out = drive(flavour, url, route="openai-responses")
+
+    assert out.outcome == ("truncated", "eof") and server.requests_to(again) == 0
+    assert out.result is not None and out.result.resume == ResumePoint(USAGE_ID, USAGE_N)
+
+
+@pytest.mark.parametrize("flavour", FLAVOURS)
+def test_cancelling_during_the_pause_before_a_resume_ends_cancelled_without_the_request(
+        server: SSETestServer, flavour: str) -> None:
+    url = server.url(Script([Send(cut_inside(USAGE, USAGE_K))]))
+    again = server.add(sse_script(from_event(USAGE, USAGE_K)), path=resume_path(url))
+
+    out = drive(flavour, url, route="openai-responses", resume=ResumePolicy(max_resumes=1, delay=30),
+                cancel_after=None, how="thread" if flavour == "sync" else "pause")
+
+    assert out.outcome == ("cancelled", "caller") and out.elapsed < 15 and server.requests_to(again) == 0
+    assert out.result is not None and out.result.resume == ResumePoint(USAGE_ID, USAGE_N)
+
+
+@pytest.mark.parametrize("flavour", FLAVOURS)
+def test_a_last_event_id_reconnect_repeats_the_request_with_the_header_and_continues(
+        server: SSETestServer, flavour: str) -> None:
+    events = ID_CHAT_EVENTS
+    url = server.url(Script([Send(b"retry: 50\n" + b"".join(events[:2]) + events[2][:11])]),
+                     sse_script(b"".join(events[2:]), chunk_size=7))
+
+    out = drive(flavour, url, resume=ResumePolicy(max_resumes=1, last_event_id=True), json={"q": 1},
+                headers={"X-Tag": "t"})
+
+    assert out.outcome == ("complete", None) and out.result is not None
+    assert out.result.text == "".join(ID_CHAT_PARTS) == out.text()
+    first, second = server.exchange(url, 0), server.exchange(url, 1)
+    assert "last-event-id" not in first.request_headers
+    assert second.request_headers["last-event-id"] == "2" and second.request_headers["x-tag"] == "t"
+    assert second.method == "POST" and second.request_body == first.request_body == b'{"q":1}'
+    assert second.started_at - first.started_at >= 0.05  # the server's retry: time
+
+
+@pytest.mark.parametrize("flavour", FLAVOURS)
+def test_without_opting_in_a_stream_with_ids_is_not_reconnected(server: SSETestServer, flavour: str) -> None:
+    url = server.url(Script([Send(b"".join(ID_CHAT_EVENTS[:2]))]), sse_script(b"".join(ID_CHAT_EVENTS[2:])))
+
+    out = drive(flavour, url, resume=ResumePolicy(max_resumes=2))
+
+    assert out.outcome == ("truncated", "eof") and server.requests_to(url) == 1
+
+
+@pytest.mark.parametrize("flavour", FLAVOURS)
+def test_a_finished_answer_behind_a_socket_holding_proxy_ends_complete_after_the_grace_and_closes(
+        server: SSETestServer, flavour: str) -> None:
+    url = server.url(Script([Send(CHAT), Stall(30)]))
+
+    out = drive(flavour, url, deadlines=Deadlines(idle=20, terminal_grace=0.3))
+
+    assert out.outcome == ("complete", None) and 0.3 <= out.elapsed < 10
+    assert out.result is not None and comparable(out.result.to_dict()) == expected(CHAT)
+    exchange = server.exchange(url)
+    assert exchange.disconnected.wait(DISCONNECT_WITHIN_S) and not exchange.finished.is_set()
+    assert out.probe.all_closed()
+
+
+@pytest.mark.parametrize("flavour", FLAVOURS)
+def test_with_the_default_grace_a_held_socket_no_longer_turns_a_finished_answer_into_a_timeout(
+        server: SSETestServer, flavour: str) -> None:
+    url = server.url(Script([Send(USAGE), Stall(30)]))
+
+    out = drive(flavour, url, route="openai-responses", deadlines=Deadlines(idle=8))
+
+    assert out.outcome == ("complete", None) and out.elapsed < 6
+    assert server.exchange(url).disconnected.wait(DISCONNECT_WITHIN_S)
+
+
+@pytest.mark.parametrize("flavour", FLAVOURS)
+def test_without_a_grace_a_held_socket_still_times_out(server: SSETestServer, flavour: str) -> None:
+    url = server.url(Script([Send(CHAT), Stall(30)]))
+
+    out = drive(flavour, url, deadlines=Deadlines(idle=0.4, terminal_grace=None))
+
+    assert out.outcome == ("timeout", "idle")
+
+
+@pytest.mark.parametrize("flavour", FLAVOURS)
+@pytest.mark.parametrize(("tail", "outcome"), [
+    (CHAT_HEAD[:30], ("protocol_error", "after_terminal")),  # more data (an event) after the terminal
+    (b"data: {", ("timeout", "idle")),  # a pending line: never complete
+    (b"data: {}\n", ("timeout", "idle")),  # a pending event: never complete
+    (b": still here\n\n", ("complete", None)),  # a comment is no data
+], ids=["event", "pending_line", "pending_event", "comment"])
+def test_data_after_the_terminal_event_keeps_its_outcome_under_the_grace(
+        server: SSETestServer, flavour: str, tail: bytes, outcome: tuple[str, str | None]) -> None:
+    tail = CHAT_HEAD if tail == CHAT_HEAD[:30] else tail
+    url = server.url(Script([Send(CHAT), Pause(0.05), Send(tail), Stall(30)]))
+
+    out = drive(flavour, url, deadlines=Deadlines(idle=1.0, terminal_grace=0.5))
+
+    assert out.outcome == outcome
+
+
+@pytest.mark.parametrize("flavour", FLAVOURS)
+def test_an_unaccepted_stop_behind_a_held_socket_is_truncated_at_once(server: SSETestServer, flavour: str) -> None:
+    length = CHAT.replace(b'"finish_reason":"stop"', b'"finish_reason":"length"')
+    url = server.url(Script([Send(length), Stall(30)]))
+
+    out = drive(flavour, url, deadlines=Deadlines(idle=20, terminal_grace=0.3))
+
+    assert out.outcome == ("truncated", "stop_reason") and out.elapsed < 5

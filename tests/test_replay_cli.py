@@ -31,10 +31,18 @@ def run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, dict[
 def test_output_has_exactly_the_contract_keys(capsys: pytest.CaptureFixture[str]) -> None:
     code, out = run(["--route", CHAT, str(TOOL_CHAT)], capsys)
     assert code == 0
-    assert list(out) == ["outcome", "stage", "stop_reason", "committed", "text", "tool_calls", "telemetry"]
+    assert list(out) == ["route", "outcome", "stage", "http_status", "stop_reason", "committed", "text", "refusal",
+                         "reasoning", "usage", "provider_error", "tool_calls", "choices", "items", "assistant_message",
+                         "response_id", "model", "citations", "logprobs", "resume",
+                         "telemetry"]
     assert (out["outcome"], out["stage"], out["stop_reason"], out["committed"]) == ("complete", None, "tool_calls",
                                                                                      True)
-    assert [list(call) for call in out["tool_calls"]] == [["id", "name", "state", "arguments", "ready"]]
+    assert [list(call) for call in out["tool_calls"]] == [["call", "id", "name", "kind", "state", "arguments", "input",
+                                                           "ready"]]
+    assert out["tool_calls"][0]["kind"] == "function"
+    assert out["assistant_message"]["tool_calls"][0]["function"]["name"] == "GetWeatherArgs"
+    assert out["response_id"].startswith("chatcmpl-") and out["model"]
+    assert out["choices"][0]["assistant_message"] == out["assistant_message"]
     assert out["tool_calls"][0]["ready"] is True and out["tool_calls"][0]["name"] == "GetWeatherArgs"
     assert tuple(out["telemetry"]) == TELEMETRY_FIELDS
 

@@ -61,6 +61,8 @@ ROWS = [
     # (outcome, stage) refinements
     (Result(Outcome.TRUNCATED, "stop_reason"), DONE, "limit_stop"),
     (Result(Outcome.TRUNCATED, "network", None), BACKOFF, "network_error"),
+    (Result(Outcome.PROTOCOL_ERROR, "sequence_gap"), BACKOFF, "sequence_break"),
+    (Result(Outcome.PROTOCOL_ERROR, "sequence_order"), BACKOFF, "sequence_break"),
     (Result(Outcome.TIMEOUT, "connect", None), BACKOFF, "connect_timeout"),
     (Result(Outcome.TIMEOUT, "first_event"), BACKOFF, "first_event_timeout"),
     (Result(Outcome.TIMEOUT, "idle"), BACKOFF, "idle_timeout"),

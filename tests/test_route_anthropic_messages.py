@@ -116,10 +116,16 @@ def test_message_stop_without_a_stop_reason_is_truncated() -> None:
     assert outcome_of(ROUTE, message(*text_block(0, "x"), stop=None)) == ("truncated", "missing_stop")
 
 
-@pytest.mark.parametrize("stop", ["refusal", "pause_turn", "stop_sequence", "tool_use", "something_new"])
-def test_refusal_pause_turn_and_unknown_stop_reasons_are_accepted(stop: str) -> None:
+@pytest.mark.parametrize("stop", ["refusal", "pause_turn", "stop_sequence", "tool_use"])
+def test_refusal_and_pause_turn_stop_reasons_are_accepted(stop: str) -> None:
     result, _ = check(ROUTE, message(*text_block(0, "x"), stop=stop))
     assert (result.outcome.value, result.stop_reason) == ("complete", stop)
+
+
+def test_an_unknown_stop_reason_fails_closed_keeping_the_raw_value() -> None:
+    result, _ = check(ROUTE, message(*text_block(0, "x"), stop="something_new"))
+    assert (result.outcome.value, result.stage, result.stop_reason) == ("protocol_error", "unrecognized_stop",
+                                                                        "something_new")
 
 
 @pytest.mark.parametrize("stop", ["max_tokens", "model_context_window_exceeded"])
@@ -145,11 +151,12 @@ def test_server_tool_blocks_are_not_client_tool_calls_and_skip_the_registry() ->
     assert (result.outcome.value, result.tool_calls, result.text) == ("complete", (), "Found.")
 
 
-def test_unknown_event_types_and_delta_types_are_tolerated() -> None:
+def test_unknown_event_types_are_tolerated_but_unknown_delta_types_fail_closed() -> None:
     events = [{"type": "future_event", "x": 1}, *text_block(0, "a")[:2],
-              delta(0, type="citations_delta", citation={"url": "u"}), delta(0, type="future_delta"),
-              block_stop(0)]
+              delta(0, type="citations_delta", citation={"url": "u"}), block_stop(0)]
     assert outcome_of(ROUTE, message(*events)) == ("complete", None)
+    unknown = [*text_block(0, "a")[:2], delta(0, type="future_delta"), block_stop(0)]
+    assert outcome_of(ROUTE, message(*unknown)) == ("protocol_error", "unknown_type")
 
 
 @pytest.mark.parametrize(

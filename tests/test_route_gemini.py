@@ -43,7 +43,7 @@ def test_crlf_separated_text_stream_ending_with_finish_reason_is_complete() -> N
     assert updates == [{"kind": "text_delta", "channel": "text", "index": 0, "text": "The answer"}]
 
 
-def test_thought_parts_are_reasoning_and_signature_only_parts_are_ignored() -> None:
+def test_thought_parts_are_reasoning_and_signature_only_parts_add_no_text() -> None:
     data = sse(chunk({"text": "plan", "thought": True}), chunk({"text": "", "thoughtSignature": "c2ln"}),
                chunk({"text": "ok"}, finish="STOP"))
     result, _ = check(ROUTE, data)
@@ -106,10 +106,14 @@ def test_partial_args_with_no_open_call_and_a_call_without_name_are_protocol_err
     assert outcome_of(ROUTE, sse(chunk(call(), finish="STOP"))) == ("complete", None)
 
 
-@pytest.mark.parametrize("reason", ["MAX_TOKENS", "SAFETY", "RECITATION", "PROHIBITED_CONTENT",
-                                    "MALFORMED_FUNCTION_CALL"])
+@pytest.mark.parametrize("reason", ["MAX_TOKENS", "SAFETY", "RECITATION", "PROHIBITED_CONTENT"])
 def test_limit_and_filter_finish_reasons_are_truncated(reason: str) -> None:
     assert outcome_of(ROUTE, sse(chunk({"text": "x"}, finish=reason))) == ("truncated", "stop_reason")
+
+
+def test_a_malformed_function_call_is_a_provider_failure() -> None:
+    assert outcome_of(ROUTE, sse(chunk({"text": "x"}, finish="MALFORMED_FUNCTION_CALL"))) == ("upstream_error",
+                                                                                             "error_stop")
 
 
 def test_prompt_block_feedback_without_candidates_is_a_truncated_terminal() -> None:

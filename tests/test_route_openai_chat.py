@@ -75,9 +75,11 @@ def test_caller_can_accept_length_and_refuse_stop() -> None:
     assert outcome_of(ROUTE, text_stream("a"), accepted_stop_reasons={"length"}) == ("truncated", "stop_reason")
 
 
-def test_unknown_finish_reason_is_accepted_and_reported_raw() -> None:
+def test_unknown_finish_reason_fails_closed_and_is_reported_raw() -> None:
     result, _ = check(ROUTE, text_stream("a", finish="eos_token"))
-    assert (result.outcome.value, result.stop_reason) == ("complete", "eos_token")
+    assert (result.outcome.value, result.stage, result.stop_reason) == ("protocol_error", "unrecognized_stop",
+                                                                        "eos_token")
+    assert not result.committed and result.telemetry.stop_reason == "unrecognized"
 
 
 def test_empty_string_finish_reason_means_not_finished_yet() -> None:

@@ -10,6 +10,18 @@ protocol or upstream error webclient stops consuming by design).
 Compared: the text (each choice's, for Chat), the tool names and arguments (the raw argument
 string for Chat, since the SDK does not parse it; the parsed object for Anthropic, where the SDK
 parses), and, for Anthropic, the thinking text.
+
+Next-turn state, wherever the SDK accumulates it (complete attempts only):
+
+* Anthropic (the beta ``accumulate_event``, which knows every block type): the assistant message's
+  content blocks equal the SDK snapshot's, block for block: thinking ``signature`` (replaced by
+  each ``signature_delta``), ``redacted_thinking`` ``data``, text ``citations``
+  (``citations_delta``), server tool blocks and their parsed ``input``, compaction fields. Also on
+  synthetic streams carrying every block type the route knows.
+* Chat (``ChatCompletionStreamState``): the assistant message's content, refusal and tool calls, and
+  each choice's logprobs (``content`` / ``refusal`` entries), equal the SDK snapshot's.
+* Responses (``ResponseStreamState``): the assistant message equals the SDK's completed output
+  items (``output_item.done``), reasoning ``encrypted_content`` included.
 """
 
 from __future__ import annotations
@@ -26,6 +38,7 @@ pytestmark = pytest.mark.host
 
 CHAT_CASES = [c for c in cases() if c.route == "openai-chat"]
 ANTHROPIC_CASES = [c for c in cases() if c.route == "anthropic-messages"]
+RESPONSES_CASES = [c for c in cases() if c.route == "openai-responses"]
 
 
 def _events(data: bytes) -> list[Any]:
@@ -131,3 +144,158 @@ def test_the_sdks_refuse_only_the_recordings_known_to_break_them() -> None:
     }
     with_calls = sum(1 for c in CHAT_CASES + ANTHROPIC_CASES if _ours(c).tool_calls)
     assert with_calls >= 10
+
+
+# -- next-turn state: signatures, citations, logprobs, output items ------------------------------------
+
+
+def _significant(block: dict[str, Any]) -> dict[str, Any]:
+    """A block without the keys one side leaves unset and the other sends empty (``citations: null``)."""
+    return {k: v for k, v in block.items() if v not in (None, "", [], {})}
+
+
+def _anthropic_beta_blocks(data: bytes) -> list[dict[str, Any]] | None:
+    from anthropic.lib.streaming._beta_messages import accumulate_event
+
+    snapshot: Any = None
+    json_bufs: dict[int, bytes] = {}
+    try:
+        for event in _events(data):
+            if event.data.startswith("[DONE]"):
+                continue
+            payload = json.loads(event.data)
+            if payload.get("type") == "error" or event.type == "error":
+                return None
+            snapshot = accumulate_event(event=payload, current_snapshot=snapshot, json_bufs=json_bufs,
+                                        request_headers={})  # type: ignore[arg-type]
+    except Exception:
+        return None
+    return None if snapshot is None else [block.to_dict() for block in snapshot.content]
+
+
+def _synthetic_anthropic_streams() -> list[tuple[str, bytes]]:
+    from tests.test_vocab_anthropic_messages import RESULT_BLOCKS, delta, message, start, stop, text, whole
+
+    thinking = [start(0, {"type": "thinking", "thinking": ""}), delta(0, type="thinking_delta", thinking="Hm."),
+                delta(0, type="signature_delta", signature="c2lnLTE="),
+                delta(0, type="signature_delta", signature="c2lnLTI="), stop(0)]
+    cited = [start(1, {"type": "text", "text": ""}), delta(1, type="text_delta", text="Green."),
+             delta(1, type="citations_delta", citation={"type": "char_location", "cited_text": "green",
+                                                        "document_index": 0, "document_title": "D",
+                                                        "start_char_index": 0, "end_char_index": 5}), stop(1)]
+    server = [start(2, {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {}}),
+              delta(2, type="input_json_delta", partial_json='{"query": '),
+              delta(2, type="input_json_delta", partial_json='"x"}'), stop(2)]
+    results = [e for n, block in enumerate(RESULT_BLOCKS) for e in whole(3 + n, block)]
+    redacted = whole(3 + len(RESULT_BLOCKS), {"type": "redacted_thinking", "data": "EmwKAhgBEgy3va3pzix"})
+    return [("thinking-citations-server-results", message(*thinking, *cited, *server, *results, *redacted)),
+            ("text-only", message(*text(0, "Hello")))]
+
+
+SYNTHETIC_ANTHROPIC = _synthetic_anthropic_streams()
+
+
+@pytest.mark.parametrize("case", ANTHROPIC_CASES, ids=[c.id for c in ANTHROPIC_CASES])
+def test_anthropic_assistant_message_equals_the_beta_sdk_snapshot_block_for_block(case: Case) -> None:
+    pytest.importorskip("anthropic")
+    blocks = _anthropic_beta_blocks(case.data)
+    ours = _ours(case)
+    if blocks is None or ours.outcome.value != "complete":
+        pytest.skip("not a complete attempt accumulated by both")
+    assert [_significant(b) for b in ours.assistant_message["content"]] == [_significant(b) for b in blocks]
+
+
+@pytest.mark.parametrize(("name", "data"), SYNTHETIC_ANTHROPIC, ids=[n for n, _ in SYNTHETIC_ANTHROPIC])
+def test_anthropic_signatures_citations_and_every_block_type_match_the_beta_sdk(name: str, data: bytes) -> None:
+    pytest.importorskip("anthropic")
+    blocks = _anthropic_beta_blocks(data)
+    ours = replay("anthropic-messages", [data]).result
+    assert blocks is not None and ours is not None and ours.outcome.value == "complete"
+    assert [_significant(b) for b in ours.assistant_message["content"]] == [_significant(b) for b in blocks]
+    signatures = [b["signature"] for b in blocks if b["type"] == "thinking"]
+    assert [b["signature"] for b in ours.assistant_message["content"] if b["type"] == "thinking"] == signatures
+    assert list(ours.citations) == [c for b in blocks if b["type"] == "text" for c in (b.get("citations") or [])]
+
+
+def test_the_anthropic_recordings_carry_signatures_and_citations_the_comparison_covers() -> None:
+    pytest.importorskip("anthropic")
+    kinds: set[str] = set()
+    for case in ANTHROPIC_CASES:
+        blocks = _anthropic_beta_blocks(case.data)
+        if blocks is None or _ours(case).outcome.value != "complete":
+            continue
+        for b in blocks:
+            kinds.add(b["type"])
+            if b.get("signature"):
+                kinds.add("signature")
+            if b.get("citations"):
+                kinds.add("citations")
+    assert {"thinking", "signature", "redacted_thinking", "citations", "server_tool_use",
+            "web_search_tool_result", "compaction"} <= kinds
+
+
+@pytest.mark.parametrize("case", CHAT_CASES, ids=[c.id for c in CHAT_CASES])
+def test_chat_assistant_message_and_logprobs_equal_the_openai_stream_state(case: Case) -> None:
+    pytest.importorskip("openai")
+    snapshot = _openai_snapshot(case)
+    ours = _ours(case)
+    if snapshot is None or ours.outcome.value != "complete":
+        pytest.skip("not a complete attempt accumulated by both")
+    sdk_choices = sorted(snapshot.choices, key=lambda c: c.index)
+    for mine, sdk in zip(ours.choices, sdk_choices, strict=True):
+        message = sdk.message
+        # The SDK keeps the placeholder "" of a tool-call turn; the message sends null (both accepted).
+        assert (mine.assistant_message["content"] or "") == (message.content or "")
+        assert mine.assistant_message.get("refusal") == message.refusal
+        sdk_calls = [{"id": t.id, "type": "function", "function": {"name": t.function.name,
+                                                                   "arguments": t.function.arguments}}
+                     for t in message.tool_calls or []]
+        assert mine.assistant_message.get("tool_calls", []) == sdk_calls
+        sdk_logprobs = sdk.logprobs
+        if sdk_logprobs is None:
+            assert mine.logprobs is None
+        else:
+            assert mine.logprobs == {key: [entry.to_dict() for entry in getattr(sdk_logprobs, key) or []]
+                                     for key in ("content", "refusal")}
+
+
+def test_the_chat_recordings_carry_logprobs_the_comparison_covers() -> None:
+    with_logprobs = [c.id for c in CHAT_CASES if _ours(c).logprobs]
+    assert len(with_logprobs) >= 2, with_logprobs
+
+
+def _responses_completed_output(case: Case) -> list[dict[str, Any]] | None:
+    from openai._models import construct_type
+    from openai._types import omit
+    from openai.lib.streaming.responses._responses import ResponseStreamState
+    from openai.types.responses import ResponseStreamEvent
+
+    state: Any = ResponseStreamState(input_tools=omit, text_format=omit)
+    try:
+        for event in _events(case.data):
+            if event.data.startswith("[DONE]"):
+                continue
+            payload = json.loads(event.data)
+            if payload.get("type") == "error" or payload.get("error"):
+                return None
+            state.handle_event(construct_type(type_=ResponseStreamEvent, value=payload))
+    except Exception:
+        return None
+    done = state._completed_output
+    return [done[i].to_dict() for i in sorted(done)]
+
+
+@pytest.mark.parametrize("case", RESPONSES_CASES, ids=[c.id for c in RESPONSES_CASES])
+def test_responses_assistant_message_equals_the_sdks_completed_output_items(case: Case) -> None:
+    pytest.importorskip("openai")
+    items = _responses_completed_output(case)
+    ours = _ours(case)
+    if items is None or ours.outcome.value != "complete":
+        pytest.skip("not a complete attempt accumulated by both")
+    assert ours.assistant_message == items
+
+
+def test_the_responses_recordings_carry_encrypted_reasoning_the_comparison_covers() -> None:
+    encrypted = [c.id for c in RESPONSES_CASES if any(
+        item.get("encrypted_content") for item in _ours(c).assistant_message or [])]
+    assert encrypted, "no recording with an encrypted reasoning item"

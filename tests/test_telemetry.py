@@ -139,11 +139,30 @@ def test_a_canary_in_content_and_headers_never_reaches_telemetry(route: str, dat
     assert (result.telemetry.bytes_received > 0) is content_type.startswith("text/event-stream")
 
 
-def test_a_canary_in_stop_reason_junk_is_redacted_in_telemetry_but_kept_raw_in_the_result() -> None:
+def test_a_canary_in_an_unknown_stop_reason_is_recorded_as_unrecognized_but_kept_raw_in_the_result() -> None:
     data = sse({"choices": [{"index": 0, "delta": {"content": "x"}, "finish_reason": JUNK}]}, "[DONE]")
     result, _ = check("openai-chat", data)
     assert result.stop_reason == JUNK
+    assert (result.outcome.value, result.stage) == ("protocol_error", "unrecognized_stop")
+    assert result.telemetry.stop_reason == "unrecognized"
+
+
+def test_a_junk_stop_reason_the_caller_accepted_is_still_redacted_in_telemetry() -> None:
+    data = sse({"choices": [{"index": 0, "delta": {"content": "x"}, "finish_reason": JUNK}]}, "[DONE]")
+    result, _ = check("openai-chat", data, accepted_stop_reasons=[JUNK])
+    assert (result.outcome.value, result.stop_reason) == ("complete", JUNK)
     assert result.telemetry.stop_reason == REDACTED
+
+
+def test_known_stop_reasons_are_recorded_verbatim_and_unknown_ones_as_unrecognized() -> None:
+    def finish(reason: str) -> bytes:
+        return sse({"choices": [{"index": 0, "delta": {"content": "x"}, "finish_reason": reason}]}, "[DONE]")
+
+    assert check("openai-chat", finish("insufficient_system_resource"))[0].telemetry.stop_reason == (
+        "insufficient_system_resource")
+    assert check("openai-chat", finish("eos_token"))[0].telemetry.stop_reason == "unrecognized"
+    accepted = check("openai-chat", finish("eos_token"), accepted_stop_reasons={"eos_token"})[0]
+    assert (accepted.outcome.value, accepted.telemetry.stop_reason) == ("complete", "eos_token")
 
 
 def test_exception_messages_never_echo_caller_or_payload_values() -> None:

@@ -15,6 +15,7 @@ from ._events import RetryField, SSEEvent, SSEItem
 from ._limits import DEFAULT_LIMITS, Limits
 from ._outcome import Failure, Outcome
 from ._pipeline import EventStreamParser
+from ._resume import RequestSpec, ResumePlan, ResumePoint, ResumePolicy, plan_resume
 from ._retry import AttemptResult, RetryAdvice, RetryDecision, advise_retry
 from ._schema import JsonschemaValidator, SchemaValidator, validator_for
 from ._session import StreamSession
@@ -51,6 +52,10 @@ __all__ = [
     "Limits",
     "Outcome",
     "ProviderError",
+    "RequestSpec",
+    "ResumePlan",
+    "ResumePoint",
+    "ResumePolicy",
     "RetryAdvice",
     "RetryDecision",
     "RetryField",
@@ -71,5 +76,6 @@ __all__ = [
     "WebclientError",
     "__version__",
     "advise_retry",
+    "plan_resume",
     "validator_for",
 ]

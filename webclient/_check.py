@@ -13,7 +13,8 @@ The checks (each one session per case, so the cost of a case is linear in the ca
     whole       the capture fed in one chunk must end ``complete``; it is the reference
     split       one cut at each selected position: the result (outcome, stage, stop reason,
                 committed flag, text, refusal, reasoning, tool calls, choices, usage, provider
-                error and the chunking-invariant telemetry) equals the reference
+                error, items, assistant message, response id, model, citations, logprobs and the
+                chunking-invariant telemetry) equals the reference
     multisplit  byte-wise, every special position at once, small fixed chunk sizes, empty
                 chunks, seeded random cut patterns (and the caller's chunking): same result
     eof         each selected proper prefix, then EOF: not ``complete``, no tool call ready
@@ -98,7 +99,9 @@ CHECKS: tuple[str, ...] = ("whole", "split", "multisplit", "eof", "oversized", "
 
 #: Result fields that must not depend on chunking (compared on every split case).
 COMPARED_FIELDS: tuple[str, ...] = ("outcome", "stage", "stop_reason", "committed", "text", "refusal",
-                                    "reasoning", "tool_calls", "choices", "usage", "provider_error", "telemetry")
+                                    "reasoning", "tool_calls", "choices", "usage", "provider_error", "items",
+                                    "assistant_message", "response_id", "model", "citations", "logprobs",
+                                    "telemetry")
 
 #: Telemetry fields that legitimately depend on chunking.
 CHUNKING_DEPENDENT_TELEMETRY: tuple[str, ...] = ("chunk_count",)
@@ -492,8 +495,10 @@ def _chat_slots(obj: Any, line: int, state: dict[Any, Any], out: _SlotSink) -> N
             out.append(_Slot(legacy, "arguments", "fragment", ("legacy", index), line))
 
 
+# Custom tool input is free text (not JSON): it is rewritten like text, and its full copies (the
+# ``.done`` event's and the closed item's ``input``) follow.
 _RESPONSES_TEXT = frozenset({"response.output_text.delta", "response.refusal.delta", "response.reasoning_text.delta",
-                             "response.reasoning_summary_text.delta"})
+                             "response.reasoning_summary_text.delta", "response.custom_tool_call_input.delta"})
 
 
 def _responses_slots(obj: Any, line: int, state: dict[Any, Any], out: _SlotSink) -> None:
@@ -722,12 +727,12 @@ def canary_capture(data: bytes, route: str, canary: Canary) -> tuple[bytes, dict
 
 
 def _map_full_copies(obj: Any, full: dict[str, str], claimed: set[tuple[int, Any]]) -> bool:
-    """Replace ``text`` / ``arguments`` strings equal to a rewritten run's old value."""
+    """Replace ``text`` / ``arguments`` / ``input`` strings equal to a rewritten run's old value."""
     changed = False
     if isinstance(obj, dict):
         for key, value in obj.items():
             if isinstance(value, str):
-                if key in ("text", "arguments") and value in full and (id(obj), key) not in claimed:
+                if key in ("text", "arguments", "input") and value in full and (id(obj), key) not in claimed:
                     obj[key] = full[value]
                     changed = True
             elif isinstance(value, (dict, list)):

@@ -16,6 +16,13 @@ Four deadlines, each optional (``None`` disables it). Only one *phase* deadline 
                                                                      event, keep-alives included)
     always                      started_at + total
 
+Terminal grace (``terminal_grace``). Once the route's terminal condition arrived with nothing pending, the
+transport reports it with ``ready_to_finish(now, True)``: a grace deadline is armed at ``now +
+terminal_grace`` (once; reporting ``False`` -- bytes of something new arrived -- disarms it). If the grace
+passes first, :meth:`DeadlineTracker.settled` turns true and the transport ends the attempt ``complete``
+without EOF, closing the connection; the other deadlines then never expire. The grace only shortens the wait
+for EOF: it is never armed for an unfinished answer, so it cannot turn one into ``complete``.
+
 What counts as an event: one *complete* SSE event (``EventStreamParser`` dispatched it) or one
 keep-alive. Keep-alives are SSE comment lines (``: OPENROUTER PROCESSING``) and route-level pings
 (Anthropic ``event: ping``); the transport passes ``keep_alive=True`` for them. A keep-alive proves
@@ -71,11 +78,21 @@ DEFAULT_IDLE_TIMEOUT: Final = 90.0
 #: 600 s request timeout; a stream still running after ten minutes is better retried or surfaced.
 DEFAULT_TOTAL_TIMEOUT: Final = 600.0
 
+#: Terminal condition (nothing pending) -> the attempt ends ``complete`` without waiting for EOF. A direct
+#: server closes the stream right after its terminal event (the chunked terminator and FIN arrive with it or one
+#: round trip later), so a healthy stream never waits this long; a proxy or gateway that keeps the connection
+#: open afterwards would otherwise turn a finished answer into an idle ``timeout`` 90 s later. One second covers
+#: a few round trips of a slow mobile link and still commits promptly; data arriving after it is no longer
+#: looked at (an event within it is ``protocol_error`` ``after_terminal``, as before).
+DEFAULT_TERMINAL_GRACE: Final = 1.0
+
 #: Stage names of the ``timeout`` failures, in tie-break order (the phase deadlines before total).
 STAGE_CONNECT: Final = "connect"
 STAGE_FIRST_EVENT: Final = "first_event"
 STAGE_IDLE: Final = "idle"
 STAGE_TOTAL: Final = "total"
+#: Not a failure: the terminal grace passed (:meth:`DeadlineTracker.settled`). Loses ties with the deadlines.
+_GRACE: Final = "grace"
 
 
 def _check_time(value: object, what: str) -> float:
@@ -96,6 +113,8 @@ class Deadlines:
     idle: float | None = DEFAULT_IDLE_TIMEOUT
     #: Request sent -> end of the attempt (stage ``"total"``).
     total: float | None = DEFAULT_TOTAL_TIMEOUT
+    #: Terminal condition with nothing pending -> end ``complete`` without EOF (``None``: wait for EOF).
+    terminal_grace: float | None = DEFAULT_TERMINAL_GRACE
 
     def __post_init__(self) -> None:
         for name in self.__slots__:
@@ -115,8 +134,8 @@ class DeadlineTracker:
     See the module docstring for the rules.
     """
 
-    __slots__ = ("_deadlines", "_failure", "_latest", "first_event_at", "headers_at", "last_activity_at",
-                 "started_at")
+    __slots__ = ("_deadlines", "_failure", "_grace_at", "_latest", "_settled", "first_event_at", "headers_at",
+                 "last_activity_at", "started_at")
 
     def __init__(self, deadlines: Deadlines, started_at: float) -> None:
         if not isinstance(deadlines, Deadlines):
@@ -132,6 +151,9 @@ class DeadlineTracker:
         self.last_activity_at: float | None = None
         self._latest = self.started_at
         self._failure: Failure | None = None
+        # The terminal grace deadline while armed, and whether it passed first.
+        self._grace_at: float | None = None
+        self._settled = False
 
     def headers_received(self, now: float) -> None:
         """The response headers arrived at ``now``: the connect phase ends, first_event starts."""
@@ -152,17 +174,35 @@ class DeadlineTracker:
         if not keep_alive and self.first_event_at is None:
             self.first_event_at = self._latest
 
+    def ready_to_finish(self, now: float, ready: bool) -> None:
+        """Whether, at ``now``, the session could end ``complete`` without more input (its ``finishable``).
+        The first ``True`` arms the terminal grace; ``False`` disarms it. Call it after every chunk once the
+        terminal condition may have arrived; repeated ``True`` reports keep the grace where it was."""
+        if self._advance(now):
+            return
+        if not ready:
+            self._grace_at = None
+        elif self._grace_at is None and self._deadlines.terminal_grace is not None:
+            self._grace_at = self._latest + self._deadlines.terminal_grace
+
+    def settled(self, now: float) -> bool:
+        """Whether the terminal grace passed by ``now`` before any deadline: end the attempt ``complete``."""
+        self._advance(now)
+        return self._settled
+
     def expired(self, now: float) -> Failure | None:
-        """The ``timeout`` failure of the first deadline that passed by ``now``, else ``None``."""
+        """The ``timeout`` failure of the first deadline that passed by ``now``, else ``None`` (also once the
+        terminal grace passed first)."""
         self._advance(now)
         return self._failure
 
     def next_deadline(self, now: float) -> float | None:
-        """The absolute time (caller's clock) at which the attempt next expires if nothing
-        happens, or ``None`` when no deadline is armed or the attempt already expired. The value
-        may be ``<= now`` only if it is already due, which :meth:`expired` then reports."""
+        """The absolute time (caller's clock) at which the attempt next expires -- or the terminal
+        grace passes -- if nothing happens, or ``None`` when none is armed or the attempt already
+        expired or settled. The value may be ``<= now`` only if it is already due, which
+        :meth:`expired` / :meth:`settled` then report."""
         self._advance(now)
-        if self._failure is not None:
+        if self._failure is not None or self._settled:
             return None
         armed = self._armed()
         return None if armed is None else armed[0]
@@ -179,19 +219,23 @@ class DeadlineTracker:
             assert self.last_activity_at is not None
             phase = (None if d.idle is None else self.last_activity_at + d.idle, STAGE_IDLE)
         total = None if d.total is None else self.started_at + d.total
-        candidates = [(at, stage) for at, stage in (phase, (total, STAGE_TOTAL)) if at is not None]
+        candidates = [(at, stage) for at, stage in (phase, (total, STAGE_TOTAL), (self._grace_at, _GRACE))
+                      if at is not None]
         if not candidates:
             return None
-        return min(candidates, key=lambda c: c[0])  # min keeps the first of equals: the phase
+        return min(candidates, key=lambda c: c[0])  # min keeps the first of equals: phase, total, grace
 
     def _advance(self, now: float) -> bool:
-        """Move the clock to ``now`` and settle expiry there. True when the attempt has expired."""
+        """Move the clock to ``now`` and settle expiry (or the grace) there. True once expired or settled."""
         now = _check_time(now, "now")
         if now < self._latest:
             raise UsageError("time went backwards: now is earlier than a previous call")
         self._latest = now
-        if self._failure is None:
+        if self._failure is None and not self._settled:
             armed = self._armed()
             if armed is not None and armed[0] <= now:
-                self._failure = Failure(Outcome.TIMEOUT, armed[1])
-        return self._failure is not None
+                if armed[1] == _GRACE:
+                    self._settled = True
+                else:
+                    self._failure = Failure(Outcome.TIMEOUT, armed[1])
+        return self._failure is not None or self._settled

@@ -44,6 +44,28 @@ DEFAULT_MAX_TOOL_CALLS = 128
 # stream that invents a new index per delta.
 DEFAULT_MAX_BLOCKS = 1024
 
+# Provider objects kept verbatim for the caller and the next turn: Responses output items, Anthropic
+# tool-result / opaque blocks, Gemini non-text parts and grounding metadata, citations, Chat logprobs.
+# Each SSE event whose content is kept is charged once, by the length of its data (an upper bound of
+# what it can add, and the same for every chunking). The largest legitimate contributors are
+# generated images (a 1536x1024 PNG is ~3 MB of base64 in an ``image_generation_call`` or an
+# ``inlineData`` part) and a Responses ``message`` item repeating its text (bounded by the text
+# ceiling); 32 Mi characters leaves room for several images while bounding a stream that invents
+# items forever. Precedent: the official SDKs keep whole snapshots with no bound at all.
+DEFAULT_MAX_ITEM_CHARS = 32 * 1024 * 1024
+
+# Opaque reasoning signatures kept for the next turn, in total: Anthropic ``signature`` (a few
+# hundred to a few thousand characters per thinking block) and ``redacted_thinking`` data, Gemini
+# ``thoughtSignature`` (one per signed part). 4 Mi characters is three orders of magnitude above a
+# long agentic turn while bounding a stream that signs every fragment.
+DEFAULT_MAX_SIGNATURE_CHARS = 4 * 1024 * 1024
+
+# Citations / annotations in one response (Anthropic ``citations_delta``, Responses
+# ``output_text.annotation.added``, Gemini ``citationSources``, Chat ``annotations``). A web-search
+# answer cites tens of sources; 4096 bounds a stream that cites forever (their characters count
+# against the item ceiling too).
+DEFAULT_MAX_CITATIONS = 4096
+
 # Digits in a ``retry`` value before ``int()`` is attempted. CPython refuses ``int()`` on more
 # than 4300 digits; 16 digits is already beyond any useful reconnection time in milliseconds.
 MAX_RETRY_DIGITS = 16
@@ -72,6 +94,12 @@ class Limits:
     max_tool_calls: int = DEFAULT_MAX_TOOL_CALLS
     #: Choices/blocks/items per response (stage ``"blocks"``).
     max_blocks: int = DEFAULT_MAX_BLOCKS
+    #: Characters of provider objects kept verbatim per response (stage ``"items"``).
+    max_item_chars: int = DEFAULT_MAX_ITEM_CHARS
+    #: Characters of opaque reasoning signatures kept per response (stage ``"signatures"``).
+    max_signature_chars: int = DEFAULT_MAX_SIGNATURE_CHARS
+    #: Citations / annotations per response (stage ``"citations"``).
+    max_citations: int = DEFAULT_MAX_CITATIONS
 
     def __post_init__(self) -> None:
         for name in self.__slots__:

@@ -147,6 +147,10 @@ _BY_STAGE: Final[dict[tuple[Outcome, str], _Rule]] = {
     (Outcome.TRUNCATED, "stop_reason"): (_DONE, "limit_stop"),
     # the transport failed (connection refused or reset, a broken chunked body)
     (Outcome.TRUNCATED, "network"): (_BACKOFF, "network_error"),
+    # an event went missing or came twice on the way (a proxy, a resume that skipped one); rejected before it
+    # was consumed, so the stream (or a resume of it) can simply be fetched again
+    (Outcome.PROTOCOL_ERROR, "sequence_gap"): (_BACKOFF, "sequence_break"),
+    (Outcome.PROTOCOL_ERROR, "sequence_order"): (_BACKOFF, "sequence_break"),
     (Outcome.TIMEOUT, "connect"): (_BACKOFF, "connect_timeout"),
     (Outcome.TIMEOUT, "first_event"): (_BACKOFF, "first_event_timeout"),
     (Outcome.TIMEOUT, "idle"): (_BACKOFF, "idle_timeout"),

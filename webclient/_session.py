@@ -24,6 +24,19 @@ Lifecycle (the only calls each state accepts; anything else raises ``UsageError`
     ENDED     feed -> [] ; finish -> FINISHED (same result); abort -> no change
     FINISHED  abort -> no change
 
+Resuming (``webclient._resume``). A session that ended :attr:`~StreamSession.resumable` (cut, timed out,
+cancelled, refused at the gate, or stopped by a sequence check -- never after the terminal condition or a content
+failure) can be continued by a later HTTP response: :meth:`StreamSession.resume` gives a new session with a new
+decoder and SSE parser but the *same* route accumulator, so text, tool calls, open items, ceilings and the
+sequence-number state carry on and the last session's result is the whole answer's. The old session keeps its
+own result (whose ``resume`` names the resume point) and cannot be resumed twice. Telemetry stays per HTTP
+attempt: counts of bytes, chunks and events are this response's; the accumulated state (terminal, stop reason,
+open blocks) is the answer's.
+
+Terminal grace. :attr:`~StreamSession.finishable` says that ``finish()`` now would end ``complete`` (the terminal
+condition arrived, nothing failed, no pending bytes, line or event), so a transport may stop waiting for EOF
+from a server or proxy that keeps the socket open; it never holds for an incomplete answer.
+
 Everything is sans-I/O: no clock, no sockets; transports add timing to the telemetry afterwards.
 """
 
@@ -39,6 +52,7 @@ from ._gate import check_response, is_event_stream
 from ._limits import DEFAULT_LIMITS, Limits
 from ._outcome import Failure, Outcome
 from ._pipeline import EventStreamParser
+from ._resume import ResumePoint, is_resumable
 from ._routes import RouteAccumulator, RouteContract
 from ._routes import route as lookup_route
 from ._telemetry import Telemetry, sanitize_token
@@ -78,12 +92,18 @@ class StreamSession:
 
     __slots__ = (
         "_content_type_valid",
+        "_keepalives_base",
+        "_last_event_id",
+        "_limits",
         "_model_alias",
         "_parser",
+        "_reconnect_ms",
         "_request_id",
+        "_resumed",
         "_route",
         "_state",
         "_status",
+        "_utf8_errors",
         "contract",
         "done",
         "events_seen",
@@ -101,7 +121,14 @@ class StreamSession:
         utf8_errors: str = "strict",
         request_id: str = "",
         model_alias: str = "",
+        keep_unknown_items: bool = False,
+        include_reasoning_content: bool = False,
     ) -> None:
+        """``keep_unknown_items``: an item / block / part / delta type the route does not know is
+        kept verbatim in the result's ``items`` instead of ending the attempt ``protocol_error``
+        ``unknown_type`` (it may carry content or a call the caller must act on: opt in only when
+        the caller inspects ``items``). ``include_reasoning_content`` (``openai-chat`` only): the
+        assistant message carries ``reasoning_content`` for servers that require it back."""
         entry = lookup_route(route)
         if not isinstance(limits, Limits):
             raise UsageError("limits must be a webclient.Limits")
@@ -116,10 +143,22 @@ class StreamSession:
                 raise UsageError("accepted_stop_reasons must contain strings only")
         if utf8_errors not in ("strict", "replace"):
             raise UsageError("utf8_errors must be 'strict' or 'replace'")
+        if not isinstance(keep_unknown_items, bool) or not isinstance(include_reasoning_content, bool):
+            raise UsageError("keep_unknown_items and include_reasoning_content must be bools")
         #: The route's contract (plain data).
         self.contract: RouteContract = entry.contract
-        self._route: RouteAccumulator = entry.accumulator(limits, ToolRegistry(tools), accepted)
+        self._route: RouteAccumulator = entry.accumulator(limits, ToolRegistry(tools), accepted,
+                                                          keep_unknown=keep_unknown_items,
+                                                          reasoning_content=include_reasoning_content)
         self._parser = EventStreamParser(limits, "strict" if utf8_errors == "strict" else "replace")
+        self._limits = limits
+        self._utf8_errors = utf8_errors
+        # Resuming: the route's keep-alive count when this session took the accumulator over, the SSE last
+        # event ID and reconnection time carried from the session this one continues, whether it was resumed.
+        self._keepalives_base = 0
+        self._last_event_id = ""
+        self._reconnect_ms: int | None = None
+        self._resumed = False
         self._request_id = request_id
         self._model_alias = model_alias
         self._status: int | None = None
@@ -134,6 +173,73 @@ class StreamSession:
         #: Complete SSE events consumed so far.
         self.events_seen = 0
 
+    @classmethod
+    def resume(cls, previous: StreamSession, *, request_id: str | None = None,
+               model_alias: str | None = None) -> StreamSession:
+        """A new session (state NEW: ``open`` it with the new response's head) that continues ``previous``'s
+        accumulation; see the module docstring. ``previous`` must be :attr:`resumable`; afterwards it is not.
+        The route, limits, tools and accepted stop reasons are ``previous``'s; ``request_id`` and
+        ``model_alias`` default to its own."""
+        if not isinstance(previous, StreamSession):
+            raise UsageError("resume() takes the StreamSession to continue")
+        if not previous.resumable:
+            raise UsageError("resume() needs a session that ended resumable (see StreamSession.resumable)")
+        session = cls(previous.contract.name, limits=previous._limits, utf8_errors=previous._utf8_errors,
+                      request_id=previous._request_id if request_id is None else request_id,
+                      model_alias=previous._model_alias if model_alias is None else model_alias)
+        acc = previous._route
+        acc.failure = None  # only a sequence check can have set it; it rejected the event before consuming it
+        acc.out = []
+        if acc.sequencer is not None:
+            acc.sequencer.begin_resume()
+        session._route = acc
+        session._keepalives_base = acc.keepalives
+        session._last_event_id = previous.last_event_id
+        session._reconnect_ms = previous.reconnect_ms
+        previous._resumed = True
+        return session
+
+    @property
+    def resumable(self) -> bool:
+        """Whether :meth:`resume` may continue this session: it ended without committing, its outcome/stage
+        is in ``webclient._resume.RESUMABLE``, the terminal condition never arrived, and it was not resumed
+        already."""
+        result = self.result
+        return (result is not None and not self._resumed and not self._route.terminal_seen
+                and is_resumable(result.outcome, result.stage))
+
+    @property
+    def resume_point(self) -> ResumePoint | None:
+        """Where a route resume continues (response id, last sequence number delivered) while the session is
+        :attr:`resumable`, else ``None`` (also on routes without numbered events)."""
+        sequencer = self._route.sequencer
+        return sequencer.point if sequencer is not None and self.resumable else None
+
+    @property
+    def last_event_id(self) -> str:
+        """The SSE last event ID of the last event consumed (``""`` if none was ever set): a Last-Event-ID
+        reconnect sends it. Carried over by :meth:`resume` until the new response sets one."""
+        return self._last_event_id
+
+    @property
+    def reconnect_ms(self) -> int | None:
+        """The reconnection time from the last accepted SSE ``retry:`` field (milliseconds), else ``None``;
+        carried over by :meth:`resume`."""
+        retry = self._parser.parser.retry
+        return self._reconnect_ms if retry is None else retry
+
+    @property
+    def finishable(self) -> bool:
+        """Whether ``finish()`` now would end ``complete``: the session is open, the terminal condition
+        arrived, nothing failed, and no UTF-8 bytes, line or event are pending. Transports end a stream whose
+        server keeps the socket open after this has held for the terminal grace."""
+        route_acc = self._route
+        if not route_acc.terminal_seen or self._state is not _State.OPEN or route_acc.failure is not None:
+            return False
+        parser = self._parser
+        return (parser.failure is None and not parser.pending_bytes and not parser.pending_line_chars
+                and not parser.parser.has_pending_event)
+
     @property
     def comment_lines(self) -> int:
         """SSE comment lines (``: keep-alive``) seen so far: transports may treat them as a sign of
@@ -145,12 +251,12 @@ class StreamSession:
         """Signs of life without content: SSE comment lines plus the route's keep-alive events
         (Anthropic ``ping``). Transports re-arm the idle deadline on them, but they never end the
         first-event phase."""
-        return self._parser.parser.comment_lines + self._route.keepalives
+        return self._parser.parser.comment_lines + self._route.keepalives - self._keepalives_base
 
     @property
     def content_events_seen(self) -> int:
         """Complete SSE events consumed that were not keep-alives: these end the first-event phase."""
-        return self.events_seen - self._route.keepalives
+        return self.events_seen - (self._route.keepalives - self._keepalives_base)
 
     @property
     def pending_bytes(self) -> int:
@@ -259,8 +365,10 @@ class StreamSession:
         route_acc = self._route
         handle = route_acc.handle
         seen = self.events_seen
+        taken = 0  # items handed over, the one that failed included
         try:
             for item in items:
+                taken += 1
                 if item.__class__ is SSEEvent:
                     seen += 1
                     handle(item)
@@ -270,6 +378,14 @@ class StreamSession:
             route_acc.failure = Failure(Outcome.PROTOCOL_ERROR, "envelope")
         self.events_seen = seen
         route_acc.flush()
+        # The last event ID of the last event consumed without a failure (a failing one was not consumed).
+        end = taken - 1 if route_acc.failure is not None else taken
+        for i in range(end - 1, -1, -1):
+            item = items[i]
+            if item.__class__ is SSEEvent:
+                if item.last_event_id:
+                    self._last_event_id = item.last_event_id
+                break
 
     def _end(self, failure: Failure | None) -> Committed | Failed:
         outcome = Outcome.COMPLETE if failure is None else failure.outcome
@@ -287,6 +403,9 @@ class StreamSession:
         route_acc.flush()
         route_acc.out = []
         complete = outcome is Outcome.COMPLETE
+        sequencer = route_acc.sequencer
+        resume = (sequencer.point if sequencer is not None and not route_acc.terminal_seen
+                  and is_resumable(outcome, stage) else None)
         choices = route_acc.choice_results(complete)
         first = choices[0] if choices else None
         parser = self._parser
@@ -305,7 +424,7 @@ class StreamSession:
             pending_event_character_count=parser.pending_event_chars,
             open_payload_accumulator_count=route_acc.open_count(),
             terminal_condition_seen=route_acc.terminal_seen,
-            stop_reason=sanitize_token(route_acc.stop_reason),
+            stop_reason=route_acc.telemetry_stop_reason(),
             stream_outcome=outcome.value,
             buffer_limit_stage=stage if outcome is Outcome.BUFFER_LIMIT else None,
             retry_decision=None,
@@ -326,4 +445,11 @@ class StreamSession:
             provider_error=route_acc.provider_error,
             choices=choices,
             telemetry=telemetry,
+            items=first.items if first else (),
+            assistant_message=first.assistant_message if first else None,
+            response_id=route_acc.response_id,
+            model=route_acc.model,
+            citations=first.citations if first else (),
+            logprobs=first.logprobs if first else None,
+            resume=resume,
         )

@@ -12,8 +12,11 @@ What may appear in it
     Counts, sizes, booleans, the route name, the outcome and stage vocabularies, and three short
     identifiers: ``request_id`` and ``model_alias`` (supplied by the caller) and ``stop_reason``
     (supplied by the provider). Those three pass :func:`sanitize_token`: a value outside a small
-    character allow-list or over its length cap is replaced by ``"[REDACTED]"`` as a whole. No
-    prompt, data field, tool argument, header, key or provider error message is ever copied here.
+    character allow-list or over its length cap is replaced by ``"[REDACTED]"`` as a whole. A stop
+    reason is recorded verbatim only when it is one the route's contract lists (or the caller
+    accepted); any other value is recorded as ``"unrecognized"`` (:func:`stop_reason_token`), so a
+    provider cannot write arbitrary tokens into telemetry. No prompt, data field, tool argument,
+    header, key, signature, citation, item or provider error message is ever copied here.
 
 Who fills what
     The sans-I/O session fills everything it can observe. ``observed_at``, ``duration_ms`` and
@@ -65,6 +68,18 @@ def sanitize_code(value: object) -> str | None:
     """Like :func:`sanitize_token` with a tighter allow-list (``[A-Za-z0-9_.-]``, 64 characters):
     for provider error types and codes such as ``overloaded_error`` or ``429``."""
     return _sanitize(value, _SHORT_TOKEN_RE)
+
+
+#: What a stop reason outside the route's vocabulary is recorded as (the result keeps the raw value).
+UNRECOGNIZED = "unrecognized"
+
+
+def stop_reason_token(reason: str | None, known: bool) -> str | None:
+    """The telemetry spelling of a stop reason: ``None`` stays ``None``; a reason the route (or the
+    caller) knows passes :func:`sanitize_token`; any other reason is :data:`UNRECOGNIZED`."""
+    if reason is None:
+        return None
+    return sanitize_token(reason) if known else UNRECOGNIZED
 
 
 #: The retry decisions a caller may record (mirrors the retry-advice vocabulary).

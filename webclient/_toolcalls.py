@@ -23,6 +23,20 @@ Validators: ``tools`` maps a tool name to a JSON Schema ``dict`` (compiled by
 ``UsageError`` is raised when the session is built) or any callable
 ``(arguments: dict) -> list[str] | bool`` (an empty list or ``True`` means valid; see
 ``validator_for`` for the rest). Validators never raise into the session.
+
+Call kinds (``ToolCall.kind``) are gated the same way, with these differences:
+
+* ``custom`` (free-text input): nothing is parsed; the validator registered under the call's name
+  receives the input **string** (a JSON Schema applies to the string, e.g. ``{"type": "string",
+  "maxLength": 4096, "pattern": "..."}``; a grammar is checked by a callable the caller supplies,
+  returning its problems). Stages: ``tool_unknown``, ``tool_schema``.
+* calls that arrive as a whole item (``computer``, ``local_shell``, ``shell``, ``apply_patch``)
+  are registered under the kind itself (``tools={"shell": validator}``); the validator receives
+  the action object (see ``_updates.TOOL_CALL_KINDS``).
+* ``mcp_approval`` is validated like a function call, under the MCP tool's name.
+
+With tools registered, a call whose name (or kind) is not registered is ``tool_unknown``: a
+client that did not declare a tool never gets a runnable call for it.
 """
 
 from __future__ import annotations
@@ -119,6 +133,18 @@ class ToolRegistry:
             return None, stage, ("input is not valid JSON",)
         return self.check_object(value, validator)
 
+    def check_text(self, name: str | None, text: str) -> Verdict:
+        """Validate a closed free-text input (``custom`` calls): the validator gets the string;
+        the verdict's arguments are always ``None``."""
+        known, validator = self._lookup(name)
+        if not known:
+            return _UNKNOWN_TOOL
+        if validator is not None:
+            problems = validator(text)
+            if problems:
+                return None, "tool_schema", tuple(problems)
+        return None, None, ()
+
     def check_value(self, name: str | None, value: object) -> Verdict:
         """Validate input that arrived already parsed (Gemini ``functionCall.args``)."""
         known, validator = self._lookup(name)
@@ -168,14 +194,16 @@ class ToolCallBuffer(Fragments):
     """One tool call's accumulating input (raw fragments, joined once at close) and state. Owned
     by a route accumulator."""
 
-    __slots__ = ("arguments", "call", "id", "name", "problems", "state")
+    __slots__ = ("arguments", "call", "id", "kind", "name", "problems", "state")
 
-    def __init__(self, call: int, call_id: str | None, name: str | None) -> None:
+    def __init__(self, call: int, call_id: str | None, name: str | None, kind: str = "function") -> None:
         super().__init__()
         #: Position in the attempt.
         self.call = call
         self.id = call_id
         self.name = name
+        #: What the client must do (``_updates.TOOL_CALL_KINDS``).
+        self.kind = kind
         self.state = ToolCallState.STREAMING
         self.arguments: dict[str, Any] | None = None
         self.problems: tuple[str, ...] = ()
@@ -200,4 +228,4 @@ class ToolCallBuffer(Fragments):
     def snapshot(self, ready: bool = False) -> ToolCall:
         """An immutable view (``ready`` is decided by the session)."""
         return ToolCall(self.call, self.id, self.name, self.state.value, self.arguments,
-                        ready and self.state is ToolCallState.VALID, self.joined(), self.problems)
+                        ready and self.state is ToolCallState.VALID, self.joined(), self.problems, self.kind)

@@ -22,6 +22,7 @@ from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
 from ._outcome import Outcome
+from ._resume import ResumePoint
 from ._telemetry import Telemetry
 
 
@@ -68,22 +69,53 @@ class ToolCall(_ToolCallFields):
 
     ``ready`` is true only when the call is ``valid`` *and* the whole attempt is ``complete``:
     that is the only state in which it may be executed.
+
+    ``kind`` says what the client must do (see :data:`TOOL_CALL_KINDS`); ``arguments`` is the
+    validated object for every kind but ``custom``, whose input is free text (``input_text``).
     """
 
-    #: The raw accumulated input text (provisional; kept so a truncated call can be shown).
+    #: The raw accumulated input text (provisional; kept so a truncated call can be shown). For
+    #: calls that arrive as a whole item (computer, shell, apply_patch ...) the JSON of
+    #: ``arguments`` once the item closed.
     input_text: str
     #: Content-free validation problems when ``state == "invalid"``.
     problems: tuple[str, ...] = ()
+    #: One of :data:`TOOL_CALL_KINDS`.
+    kind: str = "function"
 
     def to_dict(self) -> dict[str, Any]:
-        """``{"id", "name", "state", "arguments", "ready"}`` (the replay CLI shape)."""
-        return {"id": self.id, "name": self.name, "state": self.state, "arguments": self.arguments,
-                "ready": self.ready}
+        """``{"call", "id", "name", "kind", "state", "arguments", "input", "ready"}``."""
+        return {"call": self.call, "id": self.id, "name": self.name, "kind": self.kind, "state": self.state,
+                "arguments": self.arguments, "input": self.input_text, "ready": self.ready}
+
+
+#: What a client-executed call asks for (``ToolCall.kind``). Hosted tools never appear here: they
+#: are result ``items``.
+#:
+#: ``function``      Chat ``tool_calls`` / legacy ``function_call``, Responses ``function_call``,
+#:                   Anthropic ``tool_use``, Gemini ``functionCall``: arguments are a JSON object
+#: ``custom``        Responses ``custom_tool_call``, Chat ``type: "custom"``: free-text input
+#: ``computer``      Responses ``computer_call``: ``{action | actions, pending_safety_checks}``
+#: ``local_shell``   Responses ``local_shell_call``: ``{action}``
+#: ``shell``         Responses ``shell_call`` (local environment): ``{action, environment}``
+#: ``apply_patch``   Responses ``apply_patch_call``: ``{operation}``
+#: ``mcp_approval``  Responses ``mcp_approval_request``: the MCP tool's arguments (JSON object);
+#:                   the client approves or rejects the call
+TOOL_CALL_KINDS: tuple[str, ...] = ("function", "custom", "computer", "local_shell", "shell", "apply_patch",
+                                    "mcp_approval")
+
+#: JSON values (what ``items``, ``citations``, ``assistant_message`` and ``logprobs`` hold).
+JSON = Any
 
 
 @dataclass(frozen=True, slots=True)
 class ChoiceResult:
-    """One choice (Chat ``n>1``) or candidate (Gemini); the single message on other routes."""
+    """One choice (Chat ``n>1``) or candidate (Gemini); the single message on other routes.
+
+    Everything here is provisional unless the attempt is ``complete``. ``items``, ``citations``,
+    ``logprobs`` and ``assistant_message`` hold the provider's own objects as they arrived (see
+    :class:`StreamResult`); they never enter telemetry.
+    """
 
     index: int
     text: str
@@ -91,6 +123,22 @@ class ChoiceResult:
     reasoning: str
     stop_reason: str | None
     tool_calls: tuple[ToolCall, ...]
+    #: Hosted-tool results and other non-runnable output objects, verbatim, in stream order.
+    items: tuple[JSON, ...] = ()
+    #: Citations / annotations, verbatim, in stream order.
+    citations: tuple[JSON, ...] = ()
+    #: Chat only: ``{"content": [...], "refusal": [...]}`` token logprobs, else ``None``.
+    logprobs: JSON = None
+    #: The route-native assistant turn to append to the next request (see
+    #: :attr:`StreamResult.assistant_message`), or ``None`` when nothing arrived.
+    assistant_message: JSON = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The per-choice fields, JSON-able."""
+        return {"index": self.index, "text": self.text, "refusal": self.refusal, "reasoning": self.reasoning,
+                "stop_reason": self.stop_reason, "tool_calls": [call.to_dict() for call in self.tool_calls],
+                "items": list(self.items), "citations": list(self.citations), "logprobs": self.logprobs,
+                "assistant_message": self.assistant_message}
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,7 +147,15 @@ class StreamResult:
 
     ``text`` is choice 0's (or the message's) text as accumulated, always present and only to be
     trusted when ``committed``. ``stage`` names the check that decided a non-complete outcome and
-    is ``None`` when complete.
+    is ``None`` when complete. ``tool_calls``, ``items``, ``citations``, ``logprobs`` and
+    ``assistant_message`` are choice 0's as well (``choices`` has every choice).
+
+    ``assistant_message`` is the route-native assistant turn, faithful to what the provider needs
+    back: Chat ``{"role": "assistant", "content", "tool_calls"?, "refusal"?, "reasoning_content"?}``;
+    Responses the list of output items as ``response.output_item.done`` sent them (``reasoning``
+    items with their ``encrypted_content``); Anthropic ``{"role": "assistant", "content": [blocks]}``
+    with thinking ``signature`` and ``redacted_thinking`` ``data``; Gemini ``{"role": "model",
+    "parts": [...]}`` with every ``thoughtSignature`` on the part it arrived on.
     """
 
     route: str
@@ -116,17 +172,49 @@ class StreamResult:
     provider_error: ProviderError | None
     choices: tuple[ChoiceResult, ...]
     telemetry: Telemetry
+    #: Choice 0's hosted-tool result items (never runnable), verbatim.
+    items: tuple[JSON, ...] = ()
+    #: Choice 0's route-native assistant turn, or ``None``.
+    assistant_message: JSON = None
+    #: The provider's response id (``chatcmpl-…``, ``resp_…``, ``msg_…``, Gemini ``responseId``).
+    response_id: str | None = None
+    #: The model the provider says answered.
+    model: str | None = None
+    #: Choice 0's citations / annotations, verbatim.
+    citations: tuple[JSON, ...] = ()
+    #: Chat only: choice 0's token logprobs, else ``None``.
+    logprobs: JSON = None
+
+    #: Where a later stream may continue this unfinished answer (``StreamSession.resume``): the response id
+    #: and the last sequence number delivered (``openai-responses``), else ``None``.
+    resume: ResumePoint | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """The replay CLI object: outcome, stage, stop_reason, committed, text, tool_calls,
-        telemetry."""
+        """The one full serializer of a result (``replay`` prints it; the JS kit passes it on):
+        ``route, outcome, stage, http_status, stop_reason, committed, text, refusal, reasoning, usage,
+        provider_error, tool_calls, choices, items, assistant_message, response_id, model, citations,
+        logprobs, resume, telemetry``."""
         return {
+            "route": self.route,
             "outcome": self.outcome.value,
             "stage": self.stage,
+            "http_status": self.http_status,
             "stop_reason": self.stop_reason,
             "committed": self.committed,
             "text": self.text,
+            "refusal": self.refusal,
+            "reasoning": self.reasoning,
+            "usage": self.usage,
+            "provider_error": None if self.provider_error is None else self.provider_error.to_dict(),
             "tool_calls": [call.to_dict() for call in self.tool_calls],
+            "choices": [choice.to_dict() for choice in self.choices],
+            "items": list(self.items),
+            "assistant_message": self.assistant_message,
+            "response_id": self.response_id,
+            "model": self.model,
+            "citations": list(self.citations),
+            "logprobs": self.logprobs,
+            "resume": None if self.resume is None else self.resume.to_dict(),
             "telemetry": self.telemetry.to_dict(),
         }
 

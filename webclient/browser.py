@@ -12,13 +12,17 @@ One :class:`BrowserStream` is one HTTP attempt::
 ``js`` and ``pyodide`` are imported inside the functions that need them, so ``import webclient.browser`` works on
 CPython (nothing here runs there).
 
-Two read loops, chosen explicitly with ``fast``
-    ``fast=False`` (default) -- the pull loop: pure Python, ``await reader.read()`` per chunk. No ``eval``, so it
-        works under a Content-Security-Policy without ``'unsafe-eval'``, and in Safari. It costs one event-loop hop
-        per chunk (about 70 us in Node, 250 us in Chromium): under 3 % of a core at LLM rates.
-    ``fast=True`` -- the JS pump: a six-line JS loop, defined once with ``pyodide.code.run_js`` (that is
-        ``eval``), reads the stream and calls a persistent Python ``feed`` synchronously per chunk (about 10 us).
-        The ``create_proxy`` it needs is destroyed when the attempt ends.
+Two read loops, chosen with ``fast``
+    ``fast=True`` (default) -- the JS pump: a six-line JS loop reads the stream and calls a persistent Python
+        ``feed`` synchronously per chunk (about 2-10 us). The loop is a static script when the host registers it
+        as the JS module :data:`PUMP_MODULE` (the widget kit does: ``pump.mjs``), so it works under a
+        Content-Security-Policy of ``script-src 'self' 'wasm-unsafe-eval'``. Otherwise it is compiled once with
+        ``pyodide.code.run_js`` (``eval``); where the CSP refuses that, the attempt reads with the pull loop instead
+        (a console warning says so once; :func:`fast_path` tells which loop is in use). The ``create_proxy`` it
+        needs is destroyed when the attempt ends.
+    ``fast=False`` -- the pull loop: pure Python, ``await reader.read()`` per chunk. No ``eval``; works in Safari.
+        It costs one event-loop hop per chunk (about 70 us in Node, 250 us in Chromium): under 3 % of a core at LLM
+        rates.
 
 Deadlines and stopping
     The deadlines (:class:`webclient.Deadlines`: connect, first event, idle, total) are tracked by a
@@ -40,6 +44,17 @@ Deadlines and stopping
 
     A network failure (fetch rejects, or the body errors) that nobody asked for ends the attempt as ``truncated``
     with stage ``network``: no usable answer, nothing committed.
+
+Terminal grace and resumes (the decisions are the core's: ``DeadlineTracker``, ``webclient._resume``)
+    Once the session is ``finishable`` (terminal condition, nothing pending) the deadline timer also watches
+    ``Deadlines.terminal_grace``: if EOF has not come by then, the request is aborted (the connection closes) and
+    the attempt ends ``complete``. With ``resume=ResumePolicy(max_resumes=N)``, a request that ended resumable
+    is followed -- after the planned delay, on a cleared ``setTimeout`` -- by the resume request (``GET
+    {url}/{id}?stream=true&starting_after=N`` for a Responses resume point, or the same request with
+    ``Last-Event-ID``) into ``StreamSession.resume(previous)``; updates continue and one final update ends the
+    answer. Each request has its own ``AbortController`` (aborted when the request ends, closing its connection)
+    and its own deadline tracker; the stream's controller stands for the caller's cancellation, which stops the
+    request in flight or the pause before the next one.
 
 Timeline (for charts of chunks vs events vs committed output)
     :class:`Timeline` is a snapshot ``{t_ms, chunks, bytes, events}``: milliseconds since the attempt started,
@@ -72,11 +87,12 @@ from ._deadlines import Deadlines, DeadlineTracker
 from ._errors import UsageError
 from ._limits import DEFAULT_LIMITS, Limits
 from ._outcome import Failure, Outcome
+from ._resume import NO_RESUME, RequestSpec, ResumePolicy, plan_resume
 from ._retry import advise_retry, check_count
 from ._session import StreamSession
 from ._updates import Committed, Failed, StreamResult, Update
 
-__all__ = ["BrowserStream", "Timeline", "read_chunks", "start_stream"]
+__all__ = ["PUMP_MODULE", "BrowserStream", "Timeline", "fast_path", "read_chunks", "start_stream"]
 
 _CANCELLED = Failure(Outcome.CANCELLED, "caller")
 
@@ -95,41 +111,66 @@ def _ffi() -> Any:
 #: Stage of a ``truncated`` outcome caused by a transport failure (fetch rejected, body errored).
 NETWORK_STAGE = "network"
 
-# The fast path's read loop. ``feed`` returns true when the session needs no more bytes. The loop never releases
-# the reader: the Python side owns it and cancels it when the attempt stops early.
+#: Name of the JS module a host registers (``pyodide.registerJsModule(PUMP_MODULE, {pump})``) to give the fast
+#: path a JS read loop defined by a static script, so no ``eval`` is needed: the widget kit's worker registers
+#: the ``pump`` of its ``pump.mjs`` (``demo_site/kit/pump.mjs``), whose loop is exactly :data:`_PUMP_SOURCE`.
+PUMP_MODULE = "webclient_pump"
+
+# The fast path's read loop, compiled with ``eval`` (``pyodide.code.run_js``) only when no host registered
+# PUMP_MODULE. ``feed`` returns true when the session needs no more bytes. The loop never releases the reader: the
+# Python side owns it and cancels it when the attempt stops early.
 _PUMP_SOURCE = """(async (reader, feed) => {
   for (;;) {
     const { done, value } = await reader.read();
     if (done || feed(value)) return;
   }
 })"""
-_pump_function: Any = None
+#: ``(kind, function)`` once looked up: kind "module" (registered), "eval" (run_js) or "pull" (neither: function None).
+_pump_cache: tuple[str, Any] | None = None
 
 
-def _pump() -> Any:
-    """The JS pump, compiled once per runtime (needs ``eval``; only the fast path calls this)."""
-    global _pump_function
-    if _pump_function is None:
-        _pump_function = importlib.import_module("pyodide.code").run_js(_PUMP_SOURCE)
-    return _pump_function
+def _pump() -> tuple[str, Any]:
+    """The JS pump and where it came from, looked up once per runtime: the registered :data:`PUMP_MODULE`, else one
+    compiled with ``run_js``; when that ``eval`` is refused (a Content-Security-Policy without ``'unsafe-eval'``)
+    ``("pull", None)``, and a one-line console warning says the fast path falls back to the pull loop."""
+    global _pump_cache
+    if _pump_cache is None:
+        try:
+            _pump_cache = ("module", importlib.import_module(PUMP_MODULE).pump)
+        except (ImportError, AttributeError):
+            try:
+                _pump_cache = ("eval", importlib.import_module("pyodide.code").run_js(_PUMP_SOURCE))
+            except _ffi().JsException as exc:  # EvalError: refused by the CSP
+                _pump_cache = ("pull", None)
+                _js().console.warn(f"webclient: fast path unavailable ({exc.name}); reading with the pull loop. "
+                                   f"Register {PUMP_MODULE} (the kit's pump.mjs) to avoid eval.")
+    return _pump_cache
 
 
-async def read_chunks(reader: Any, on_bytes: Callable[[bytes], bool], *, fast: bool = False) -> None:
+def fast_path() -> str:
+    """How ``fast=True`` reads in this runtime: ``"module"`` (the registered :data:`PUMP_MODULE`), ``"eval"`` (a pump
+    compiled with ``run_js``) or ``"pull"`` (no pump available: the pull loop). Looks the pump up if not done yet."""
+    return _pump()[0]
+
+
+async def read_chunks(reader: Any, on_bytes: Callable[[bytes], bool], *, fast: bool = True) -> None:
     """Read a ``ReadableStreamDefaultReader`` until EOF or until ``on_bytes(chunk)`` returns true, handing every
     chunk over as ``bytes``. Rejections (an abort, a network error) propagate as ``JsException``; an exception
     raised by ``on_bytes`` propagates as itself. The reader is neither released nor cancelled here.
 
-    ``fast=False``: the pure-Python pull loop, one ``await reader.read()`` per chunk. ``fast=True``: the JS pump
-    calls ``on_bytes`` synchronously per chunk through one ``create_proxy``, destroyed before returning.
+    ``fast=True``: the JS pump (see :func:`fast_path`) calls ``on_bytes`` synchronously per chunk through one
+    ``create_proxy``, destroyed before returning; without a pump, the pull loop. ``fast=False``: the pure-Python
+    pull loop, one ``await reader.read()`` per chunk.
     """
-    if not fast:
+    pump = _pump()[1] if fast else None
+    if pump is None:
         while True:
             chunk = await reader.read()
             if chunk.done or on_bytes(chunk.value.to_bytes()):
                 return
     feed = _ffi().create_proxy(lambda chunk: on_bytes(chunk.to_bytes()))
     try:
-        await _pump()(reader, feed)
+        await pump(reader, feed)
     finally:
         feed.destroy()
 
@@ -156,8 +197,8 @@ def _ignore(_: object) -> None:
     """Rejection handler for promises whose failure is expected (cancelling an already aborted body)."""
 
 
-def _request_init(method: str, headers: Mapping[str, str], body: str | bytes | None, signal: Any) -> Any:
-    """The ``fetch`` init object (a plain JS object)."""
+def _request_init(method: str, headers: Mapping[str, str], body: object, signal: Any) -> Any:
+    """The ``fetch`` init object (a plain JS object); ``body`` as :func:`_encode_body` gave it."""
     init: dict[str, Any] = {"method": method, "headers": dict(headers), "signal": signal}
     if body is not None:
         init["body"] = body
@@ -179,7 +220,8 @@ class BrowserStream:
 
     ``attempt`` (1 for the first try) and ``idempotent`` feed :func:`webclient.advise_retry`, whose decision is
     recorded in the telemetry's ``retry_decision`` when the attempt ends (``attempt``/``idempotent`` in the JS
-    options of :func:`start_stream`).
+    options of :func:`start_stream`). ``resume`` allows follow-up requests that continue a cut stream (none by
+    default; see the module docstring).
 
     Drive it in exactly one of two ways::
 
@@ -208,15 +250,18 @@ class BrowserStream:
         utf8_errors: str = "strict",
         request_id: str = "",
         model_alias: str = "",
-        fast: bool = False,
+        fast: bool = True,
         on_chunk: Callable[[Timeline], None] | None = None,
         fetch: Any = None,
         signal: Any = None,
         attempt: int = 1,
         idempotent: bool = False,
+        resume: ResumePolicy | None = None,
     ) -> None:
         if not isinstance(url, str) or not url:
             raise UsageError("url must be a non-empty string")
+        if resume is not None and not isinstance(resume, ResumePolicy):
+            raise UsageError("resume must be a webclient ResumePolicy")
         if not isinstance(method, str) or not method:
             raise UsageError("method must be a non-empty string")
         if not isinstance(fast, bool):
@@ -230,9 +275,8 @@ class BrowserStream:
                                       utf8_errors=utf8_errors, request_id=request_id, model_alias=model_alias)
         self._headers = {k.lower(): v for k, v in (headers or {}).items()}
         self._headers.setdefault("accept", "text/event-stream")
-        self._body = _encode_body(body, self._headers)
-        self._url = url
-        self._method = method.upper()
+        self._request = RequestSpec(method.upper(), url, self._headers, _encode_body(body, self._headers))
+        self._resume = resume if resume is not None else NO_RESUME
         self._deadlines = deadlines if deadlines is not None else Deadlines()
         self._fast = fast
         # For the retry advice recorded in the telemetry (``retry_decision``): which attempt this is and
@@ -244,22 +288,32 @@ class BrowserStream:
         self._fetch = fetch
         self._signal = signal
         self._sink: Callable[[Update], None] | None = None
+        # The whole attempt: the stream's AbortController (the caller's cancellation), whether the caller
+        # cancelled, a callback's exception to re-raise, chunk/byte/event counts across requests.
         self._controller: Any = None
-        self._reader: Any = None
-        self._reader_cancelled = False
-        self._tracker: DeadlineTracker | None = None
+        self._cancelled = False
+        self._fault: BaseException | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._t0 = 0.0
         self._chunks = 0
         self._bytes = 0
+        self._events_before = 0
         self._started = False
         self._finished = False
-        self._stop: Failure | None = None
-        self._fault: BaseException | None = None
-        self._timer: Any = None
-        self._timer_at = 0.0
         self._task: asyncio.Future[StreamResult] | None = None
         self._abort: Any = None
+        self._wake: Callable[[], None] | None = None  # ends the pause before a resume early
+        # The request in flight: its AbortController, reader, deadline tracker and timer, why it stopped early,
+        # whether the terminal grace ended it, and the last ``finishable`` reported to the tracker.
+        self._request_controller: Any = None
+        self._reader: Any = None
+        self._reader_cancelled = False
+        self._tracker: DeadlineTracker | None = None
+        self._timer: Any = None
+        self._timer_at = 0.0
+        self._stop: Failure | None = None
+        self._graced = False
+        self._ready = False
         #: The result once the attempt has ended, else ``None``.
         self.result: StreamResult | None = None
 
@@ -269,12 +323,13 @@ class BrowserStream:
     def timeline(self) -> Timeline:
         """A snapshot of where the attempt stands now."""
         t_ms = 0.0 if self._loop is None else round((self._loop.time() - self._t0) * 1000.0, 3)
-        return Timeline(t_ms, self._chunks, self._bytes, self._session.events_seen)
+        return Timeline(t_ms, self._chunks, self._bytes, self._events_before + self._session.events_seen)
 
     def cancel(self) -> None:
-        """Stop the attempt as ``cancelled``: abort the fetch and cancel the reader. No effect once ended."""
+        """Stop the attempt as ``cancelled``: abort the fetch and cancel the reader (or end the pause before a
+        resume). No effect once ended."""
         if not self._started:
-            self._stop = _CANCELLED
+            self._cancelled = True
         else:
             self._halt(_CANCELLED)
 
@@ -293,14 +348,10 @@ class BrowserStream:
         self._loop = loop
         self._t0 = loop.time()
         observed_at = datetime.now(UTC).isoformat(timespec="milliseconds")
-        self._tracker = DeadlineTracker(self._deadlines, self._t0)
         controller = self._abort_controller()
-        if self._stop is not None:  # cancelled before it started
-            controller.abort()
         wrappers = importlib.import_module("pyodide.ffi.wrappers")
         signal = controller.signal  # one proxy for add and remove: the wrappers key listeners by its js_id
         wrappers.add_event_listener(signal, "abort", self._on_abort)
-        self._arm_timer()
         try:
             result = await self._exchange()
         except BaseException:
@@ -360,14 +411,45 @@ class BrowserStream:
         return self._controller
 
     async def _exchange(self) -> StreamResult:
-        """fetch -> gate -> read loop -> the session's result (before timing is added)."""
-        JsException = _ffi().JsException
+        """The first request, then as many resumes as :func:`plan_resume` allows, each into a session that
+        continues the previous one -> the last session's result (before timing is added)."""
         session = self._session
+        result = await self._request_once(session, self._request)
+        resumes = 0
+        while (plan := plan_resume(session, self._resume, resumes, self._request)) is not None:
+            resumes += 1
+            self._events_before += session.events_seen
+            session = self._session = StreamSession.resume(session)
+            if plan.delay > 0:
+                await self._pause(plan.delay)
+            result = await self._request_once(session, plan.request)
+        return result
+
+    async def _request_once(self, session: StreamSession, spec: RequestSpec) -> StreamResult:
+        """One HTTP request into ``session``: fetch -> gate -> read loop -> the session's result. The request's
+        controller is aborted when it ends, however it ends (for a body read to EOF that is a no-op)."""
+        loop = self._loop
+        assert loop is not None
+        self._stop, self._graced, self._ready = None, False, False
+        self._reader, self._reader_cancelled = None, False
+        if self._cancelled or self._controller.signal.aborted:
+            self._cancelled = True
+            return session.abort(Outcome.CANCELLED, "caller")
+        self._request_controller = _js().AbortController.new()
+        self._tracker = DeadlineTracker(self._deadlines, loop.time())
+        self._arm_timer()
+        try:
+            return await self._read_response(session, spec)
+        finally:
+            self._end_request()
+
+    async def _read_response(self, session: StreamSession, spec: RequestSpec) -> StreamResult:
+        JsException = _ffi().JsException
         assert self._loop is not None and self._tracker is not None
         fetch = self._fetch if self._fetch is not None else _js().fetch
-        init = _request_init(self._method, self._headers, self._body, self._controller.signal)
+        init = _request_init(spec.method, spec.headers, spec.body, self._request_controller.signal)
         try:
-            response = await fetch(self._url, init)
+            response = await fetch(spec.url, init)
         except JsException:
             return self._stopped_or(NETWORK_STAGE)
         if self._stop is not None:
@@ -386,20 +468,42 @@ class BrowserStream:
         try:
             await read_chunks(self._reader, self._feed, fast=self._fast)
         except JsException:
-            if self._fault is None:
+            if self._fault is None and not self._graced:
                 return self._stopped_or(NETWORK_STAGE)
         if self._fault is not None:
             raise self._fault
+        if self._graced:  # the terminal grace passed with nothing pending: complete, connection closed
+            return session.finish()
         if self._stop is not None:
             return self._stopped_or(NETWORK_STAGE)
-        if session.done:  # a failure mid-stream: stop downloading (see _release)
+        if session.done:  # a failure mid-stream: stop downloading (see _end_request)
             return session.finish()
         self._reader_cancelled = True  # EOF: nothing left to cancel
         return session.finish()
 
+    async def _pause(self, seconds: float) -> None:
+        """Wait ``seconds`` before a resume on a ``setTimeout`` that is cleared when the pause ends, or until
+        the caller cancels."""
+        assert self._loop is not None
+        woken: asyncio.Future[None] = self._loop.create_future()
+
+        def wake() -> None:
+            if not woken.done():
+                woken.set_result(None)
+
+        wrappers = importlib.import_module("pyodide.ffi.wrappers")
+        timer = wrappers.set_timeout(wake, max(1, math.ceil(seconds * 1000.0)))
+        self._wake = wake
+        try:
+            if not self._cancelled:
+                await woken
+        finally:
+            self._wake = None
+            wrappers.clear_timeout(timer)
+
     def _feed(self, data: bytes) -> bool:
         """Consume one transport chunk; return True when no more bytes are wanted."""
-        if self._stop is not None:
+        if self._stop is not None or self._graced:
             return True
         session = self._session
         self._chunks += 1
@@ -411,6 +515,12 @@ class BrowserStream:
                 assert self._tracker is not None and self._loop is not None
                 self._tracker.event_received(self._loop.time(), keep_alive=session.content_events_seen == content)
                 self._arm_timer()
+            ready = session.finishable
+            if ready or self._ready:  # the terminal grace starts (or, bytes of something new, stops)
+                assert self._tracker is not None and self._loop is not None
+                self._ready = ready
+                self._tracker.ready_to_finish(self._loop.time(), ready)
+                self._arm_timer()
             if self._on_chunk is not None:
                 self._on_chunk(self.timeline)
             if updates:
@@ -419,7 +529,7 @@ class BrowserStream:
             self._fault = exc
             self._halt(_CANCELLED)
             return True
-        return session.done or self._stop is not None
+        return session.done or self._stop is not None or self._graced
 
     def _deliver(self, updates: list[Update]) -> None:
         """Hand provisional updates to the sink. A final update is held back: :meth:`_conclude` re-issues it
@@ -437,6 +547,7 @@ class BrowserStream:
         if self._stop is None and self._controller.signal.aborted:
             # Aborted from outside (the JS handle's cancel() or a linked signal) before _on_abort ran.
             self._stop = _CANCELLED
+            self._cancelled = True
         failure = self._stop or Failure(Outcome.TRUNCATED, stage)
         return self._session.abort(failure.outcome, failure.stage)
 
@@ -454,10 +565,12 @@ class BrowserStream:
         assert self._tracker is not None and self._loop is not None
         now = self._loop.time()
         at = self._tracker.next_deadline(now)
-        if at is None:  # no deadline armed, or one passed by now (a timer that fired a hair early, then re-armed)
+        if at is None:  # none armed, or one passed by now (a timer that fired a hair early, then re-armed)
             failure = self._tracker.expired(now)
             if failure is not None:
                 self._halt(failure)
+            elif self._tracker.settled(now):
+                self._settle()
             return
         if self._finished or (self._timer is not None and self._timer_at <= at):
             return
@@ -469,16 +582,10 @@ class BrowserStream:
         self._timer = wrappers.set_timeout(self._on_timer, max(1, math.ceil((at - now) * 1000.0)))
 
     def _on_timer(self) -> None:
-        """A deadline timer fired: stop the attempt if the tracker says a deadline passed, else re-arm."""
+        """A timer fired: :meth:`_arm_timer` stops the request (a deadline expired, the grace passed) or re-arms."""
         self._timer = None
-        if self._finished or self._stop is not None:
-            return
-        assert self._tracker is not None and self._loop is not None
-        failure = self._tracker.expired(self._loop.time())
-        if failure is not None:
-            self._halt(failure)
-        else:
-            self._arm_timer()
+        if not (self._finished or self._stop is not None or self._graced):
+            self._arm_timer()  # which stops the request when a deadline expired or the grace passed
 
     def _on_abort(self, event: Any) -> None:
         """Our AbortController was aborted. Aborts of our own come after ``_stop`` is set, so one that finds it
@@ -487,11 +594,25 @@ class BrowserStream:
             self._halt(_CANCELLED)
 
     def _halt(self, failure: Failure) -> None:
-        """Record why the attempt stops and stop the transport: abort the fetch/body and cancel the reader."""
-        if self._stop is not None or self._finished:
+        """Record why the request stops and stop it: abort the fetch/body and cancel the reader. A cancellation
+        stops the whole attempt (also the pause before a resume); a deadline stops this request."""
+        if failure is _CANCELLED:
+            self._cancelled = True
+            if self._wake is not None:
+                self._wake()
+        if self._stop is not None or self._graced or self._finished:
             return
         self._stop = failure
-        controller = self._controller
+        self._stop_request()
+
+    def _settle(self) -> None:
+        """The terminal grace passed with nothing pending: stop reading; the request ends ``complete``."""
+        if self._stop is None and not self._graced and not self._finished:
+            self._graced = True
+            self._stop_request()
+
+    def _stop_request(self) -> None:
+        controller = self._request_controller
         if controller is not None and not controller.signal.aborted:
             controller.abort()
         self._cancel_reader()
@@ -503,18 +624,22 @@ class BrowserStream:
             # Rejects when the abort already errored the body; handled at once so nothing goes unhandled.
             reader.cancel().catch(_ignore)
 
-    def _release(self) -> None:
-        """End-of-attempt cleanup, on every path: clear the deadline timer, cancel an unfinished body, unlink the
-        caller's signal and abort the controller (a no-op for a body read to its end)."""
+    def _end_request(self) -> None:
+        """End-of-request cleanup, on every path: clear the deadline timer, cancel an unfinished body and abort
+        the request's controller (a no-op for a body read to its end), which closes its connection."""
         if self._timer is not None:
             importlib.import_module("pyodide.ffi.wrappers").clear_timeout(self._timer)
             self._timer = None
-        self._cancel_reader()
+        self._stop_request()
+        self._request_controller = None
+        self._reader = None
+
+    def _release(self) -> None:
+        """End-of-attempt cleanup, on every path: end the request in flight (if any) and unlink the caller's
+        signal."""
+        self._end_request()
         if self._signal is not None and self._abort is not None:
             self._signal.removeEventListener("abort", self._abort)
-        controller = self._controller
-        if controller is not None and not controller.signal.aborted:
-            controller.abort()
 
     def _conclude(self, result: StreamResult, observed_at: str, *, deliver: bool) -> StreamResult:
         """Add the transport's timing to the result, store it, and deliver the final update."""
@@ -533,10 +658,13 @@ class BrowserStream:
 # -- the JS entry point -----------------------------------------------------------------------------------------
 
 _OPTION_KEYS = frozenset({"url", "route", "body", "headers", "method", "deadlines", "tools", "limits", "fast",
-                          "attempt", "idempotent",
+                          "attempt", "idempotent", "resume",
                           "accepted_stop_reasons", "utf8_errors", "request_id", "model_alias", "signal", "fetch",
                           "onUpdate", "onResult", "onChunk"})
-_DEADLINE_KEYS = {"connect_ms": "connect", "first_event_ms": "first_event", "idle_ms": "idle", "total_ms": "total"}
+_DEADLINE_KEYS = {"connect_ms": "connect", "first_event_ms": "first_event", "idle_ms": "idle", "total_ms": "total",
+                  "terminal_grace_ms": "terminal_grace"}
+_RESUME_KEYS = {"max_resumes": "max_resumes", "last_event_id": "last_event_id", "delay_ms": "delay",
+                "max_delay_ms": "max_delay"}
 _LIMIT_KEYS = frozenset(f.name for f in fields(Limits))
 #: Tasks started by start_stream, kept alive until they finish.
 _RUNNING: set[asyncio.Task[StreamResult]] = set()
@@ -564,6 +692,93 @@ def _deadlines_from_js(value: Any) -> Deadlines:
     return Deadlines(**seconds)
 
 
+def _resume_from_js(value: Any) -> ResumePolicy | None:
+    """``{max_resumes, last_event_id, delay_ms, max_delay_ms}`` -> ResumePolicy (each key optional)."""
+    if value is None:
+        return None
+    if not isinstance(value, dict) or not set(value) <= set(_RESUME_KEYS):
+        raise UsageError(f"resume takes the keys {', '.join(_RESUME_KEYS)}")
+    fields_: dict[str, Any] = {_RESUME_KEYS[k]: v for k, v in value.items()}
+    for key in ("delay", "max_delay"):
+        if key in fields_:
+            ms = fields_[key]
+            if isinstance(ms, bool) or not isinstance(ms, (int, float)):
+                raise UsageError(f"resume.{key}_ms must be a number of milliseconds")
+            fields_[key] = ms / 1000.0
+    return ResumePolicy(**fields_)
+
+
+#: ``name`` of the JS ``Error`` a caller bug (bad options) rejects ``handle.result`` with; the kit uses the same.
+USAGE_ERROR_NAME = "WebclientUsageError"
+
+
+def _js_error(name: str, message: str) -> Any:
+    """A JS ``Error`` with the given ``name`` and one-line ``message``."""
+    error = _js().Error.new(" ".join(message.split()))
+    error.name = name
+    return error
+
+
+def _report(exc: BaseException) -> None:
+    """Report an exception thrown by a page's callback the way the DOM reports a throwing event listener
+    (``reportError``: the page's error event and console), without letting it touch the attempt; ``console.error``
+    where ``reportError`` does not exist (Node 20)."""
+    js = _js()
+    error = exc if isinstance(exc, _ffi().JsException) else _js_error(type(exc).__name__, str(exc))
+    if hasattr(js, "reportError"):
+        js.reportError(error)
+    else:
+        js.console.error("webclient: a callback threw:", error)
+
+
+def _guarded(callback: Any) -> Callable[[Any], None]:
+    """Call the JS ``callback`` with one argument; an exception it throws is reported (:func:`_report`) and
+    otherwise ignored, so it never changes the attempt or its result."""
+
+    def call(value: Any) -> None:
+        try:
+            callback(value)
+        except Exception as exc:  # the page's bug, not the attempt's
+            _report(exc)
+
+    return call
+
+
+def _parse_options(options: Any) -> tuple[BrowserStream, dict[str, Any]]:
+    """Validate the JS options object; the BrowserStream (without callbacks) and the Python dict of options.
+    Raises UsageError (one line) for a caller bug."""
+    try:
+        opts = options.to_py() if hasattr(options, "to_py") else dict(options)
+    except (TypeError, ValueError) as exc:
+        raise UsageError("start_stream options must be a plain object") from exc
+    if not isinstance(opts, dict) or not set(opts) <= _OPTION_KEYS:
+        raise UsageError(f"start_stream options take the keys {', '.join(sorted(_OPTION_KEYS))}")
+    limits = opts.get("limits") or {}
+    if not isinstance(limits, dict) or not set(limits) <= _LIMIT_KEYS:
+        raise UsageError(f"limits take the keys {', '.join(sorted(_LIMIT_KEYS))}")
+    attempt = opts.get("attempt") or 1
+    if isinstance(attempt, bool) or not isinstance(attempt, (int, float)) or attempt != int(attempt):
+        raise UsageError("attempt must be a positive integer")
+    stream = BrowserStream(
+        opts.get("url", ""), opts.get("route", ""), body=opts.get("body"), headers=opts.get("headers"),
+        method=opts.get("method") or "POST",
+        deadlines=_deadlines_from_js(opts.get("deadlines")), limits=Limits(**limits), tools=opts.get("tools"),
+        accepted_stop_reasons=opts.get("accepted_stop_reasons"), utf8_errors=opts.get("utf8_errors") or "strict",
+        request_id=opts.get("request_id") or "", model_alias=opts.get("model_alias") or "",
+        fast=True if opts.get("fast") is None else opts["fast"], fetch=opts.get("fetch"), signal=opts.get("signal"),
+        attempt=int(attempt), idempotent=bool(opts.get("idempotent", False)), on_chunk=_chunk_callback(opts),
+        resume=_resume_from_js(opts.get("resume")))
+    return stream, opts
+
+
+def _chunk_callback(opts: dict[str, Any]) -> Callable[[Timeline], None] | None:
+    """The ``on_chunk`` of a BrowserStream calling the page's ``onChunk`` (guarded), if it gave one."""
+    if opts.get("onChunk") is None:
+        return None
+    sink = _guarded(opts["onChunk"])
+    return lambda timeline: sink(_to_js_json(timeline.to_dict()))
+
+
 def start_stream(options: Any) -> Any:
     """Start one attempt from JavaScript; return a handle ``{result: Promise, cancel()}``.
 
@@ -571,59 +786,56 @@ def start_stream(options: Any) -> Any:
 
         {url, route,                               required: the endpoint and the route name ("openai-chat", ...)
          body, headers, method,                    body: a string, or an object sent as JSON; method defaults to POST
-         deadlines: {connect_ms, first_event_ms, idle_ms, total_ms},   each optional
+         deadlines: {connect_ms, first_event_ms, idle_ms, total_ms, terminal_grace_ms},   each optional
+         resume: {max_resumes, last_event_id, delay_ms, max_delay_ms},  continue a cut stream (ResumePolicy)
          tools: {name: JSONSchema}, limits: {max_text_chars, ...},     as in Python
-         accepted_stop_reasons, utf8_errors, request_id, model_alias,
-         fast: false,                              true: the JS pump (needs eval); false: the pull loop (CSP-safe)
+         accepted_stop_reasons, utf8_errors, request_id, model_alias, attempt, idempotent,
+         fast: true,                               the JS pump (see fast_path()); false: the pull loop
          signal,                                   an AbortSignal that cancels the attempt
          fetch,                                    a fetch-compatible function (default: globalThis.fetch)
          onUpdate(update), onResult(result), onChunk(timeline)}        callbacks, all optional
 
-    From a page or a Web Worker::
+    From a page or a Web Worker (the widget kit's worker does exactly this)::
 
+        pyodide.registerJsModule("webclient_pump", { pump });   // optional: the fast path without eval (pump.mjs)
         const browser = pyodide.pyimport("webclient.browser");
         const handle = browser.start_stream({
-          url: "/v1/chat/completions", route: "openai-chat", body: {model: "m", stream: true, messages},
-          deadlines: {idle_ms: 30000}, fast: true,
+          url: "https://example.test/v1/chat/completions", route: "openai-chat",
+          body: {model: "m", stream: true, messages}, deadlines: {idle_ms: 30000},
           onUpdate: (u) => postMessage(u),          // {kind: "text_delta", text, ..., timeline: {...}}
         });
         const result = await handle.result;         // or handle.cancel()
 
     Callbacks receive plain JS objects (no Python proxies): ``onUpdate`` gets each ``Update.to_dict()`` (``kind``
     ``text_delta`` / ``tool_input_delta`` / ``tool_call`` / ``committed`` / ``failed``) plus ``timeline:
-    {t_ms, chunks, bytes, events}``; ``onResult`` gets ``StreamResult.to_dict()`` (the replay CLI object);
-    ``onChunk`` gets a timeline per transport chunk. ``handle.result`` resolves with the same result object
-    (also for timeouts and cancellations, which are outcomes); it rejects only for a caller bug such as a
-    callback that throws. ``handle.cancel()`` aborts the attempt (outcome ``cancelled``). Invalid options throw
-    at once (a ``UsageError``).
+    {t_ms, chunks, bytes, events}``; ``onResult`` gets ``StreamResult.to_dict()``; ``onChunk`` gets a timeline per
+    transport chunk. A callback that throws is reported like a throwing DOM event listener (``reportError``) and
+    changes nothing: the attempt and its result go on as if it had returned.
+
+    ``handle.result`` resolves with the result object for every outcome (timeouts and cancellations included). It
+    rejects only for a caller bug: invalid options reject it with an ``Error`` whose ``name`` is
+    ``"WebclientUsageError"`` and whose message is one line (nothing is fetched). ``handle.cancel()`` aborts the
+    attempt (outcome ``cancelled``).
     """
     js = _js()
-    opts: dict[str, Any] = options.to_py() if hasattr(options, "to_py") else dict(options)
-    if not isinstance(opts, dict) or not set(opts) <= _OPTION_KEYS:
-        raise UsageError(f"start_stream options take the keys {', '.join(sorted(_OPTION_KEYS))}")
-    limits = opts.get("limits") or {}
-    if not isinstance(limits, dict) or not set(limits) <= _LIMIT_KEYS:
-        raise UsageError(f"limits take the keys {', '.join(sorted(_LIMIT_KEYS))}")
+    handle = js.Object.new()
+    try:
+        stream, opts = _parse_options(options)
+    except UsageError as exc:
+        error = _js_error(USAGE_ERROR_NAME, str(exc))
+        # Rejected from an executor: Pyodide turns an Error proxy passed to Promise.reject into a PythonError.
+        handle.result = js.Promise.new(_ffi().create_once_callable(lambda resolve, reject: reject(error)))
+        unused = js.AbortController.new()
+        handle.cancel = unused.abort.bind(unused)  # a plain JS function with nothing to stop
+        return handle
     on_update: Any = opts.get("onUpdate")
     on_result: Any = opts.get("onResult")
-    on_chunk: Any = opts.get("onChunk")
-    stream: BrowserStream
-
-    def chunk_callback(timeline: Timeline) -> None:
-        on_chunk(_to_js_json(timeline.to_dict()))
+    update_sink = None if on_update is None else _guarded(on_update)
 
     def update_callback(update: Update) -> None:
-        on_update(_to_js_json({**update.to_dict(), "timeline": stream.timeline.to_dict()}))
+        if update_sink is not None:
+            update_sink(_to_js_json({**update.to_dict(), "timeline": stream.timeline.to_dict()}))
 
-    stream = BrowserStream(
-        opts.get("url", ""), opts.get("route", ""), body=opts.get("body"), headers=opts.get("headers"),
-        method=opts.get("method") or "POST",
-        deadlines=_deadlines_from_js(opts.get("deadlines")), limits=Limits(**limits), tools=opts.get("tools"),
-        accepted_stop_reasons=opts.get("accepted_stop_reasons"), utf8_errors=opts.get("utf8_errors") or "strict",
-        request_id=opts.get("request_id") or "", model_alias=opts.get("model_alias") or "",
-        fast=bool(opts.get("fast", False)), on_chunk=chunk_callback if on_chunk is not None else None,
-        fetch=opts.get("fetch"), signal=opts.get("signal"), attempt=int(opts.get("attempt") or 1),
-        idempotent=bool(opts.get("idempotent", False)))
     settle: dict[str, Any] = {}
     promise = js.Promise.new(_ffi().create_once_callable(lambda resolve, reject: settle.update(ok=resolve, err=reject)))
     stream._abort_controller()
@@ -632,17 +844,16 @@ def start_stream(options: Any) -> Any:
         _RUNNING.discard(task)
         if task.cancelled() or task.exception() is not None:
             problem = "cancelled" if task.cancelled() else type(task.exception()).__name__
-            settle["err"](js.Error.new(f"webclient stream failed: {problem}"))
+            settle["err"](_js_error("WebclientError", f"webclient stream failed: {problem}"))
             return
         result = _to_js_json(task.result().to_dict())
         if on_result is not None:
-            on_result(result)
+            _guarded(on_result)(result)
         settle["ok"](result)
 
     task = asyncio.get_event_loop().create_task(stream.run(update_callback if on_update is not None else None))
     _RUNNING.add(task)
     task.add_done_callback(done)
-    handle = js.Object.new()
     handle.result = promise
     handle.cancel = stream._abort  # a JS function: aborts with an AbortError reason whatever it is called with
     return handle

@@ -10,18 +10,22 @@
     result = run(client, "openai-chat", url, json=payload)         # the same, just the result
     result = await arun(client, "openai-chat", url, json=payload)
 
+    # an interrupted background Responses stream continues where it was cut, up to 3 times:
+    result = run(client, "openai-responses", url, json={..., "stream": True, "background": True},
+                 resume=ResumePolicy(max_resumes=3))
+
 Needs the optional ``httpx`` extra (``pip install webclient[httpx]``). Inside this module ``import httpx`` is the
 real httpx: imports are absolute, so the module's own name does not shadow it.
 
 One code path for both flavours
     :meth:`Attempt._core` is a generator holding every decision: the response gate, the session, the deadline
     tracker, the outcome of a stop, the final update. It performs no I/O; it *yields* what it needs --
-    ``_Send`` (send the request, give me status and media type), ``_Read`` (give me the next body chunk), each
-    with the absolute deadline by which it must come back, and ``_Emit`` (hand these updates to the caller) --
-    and is sent the answer. The sync driver (:meth:`Attempt.updates`) and the async driver
-    (:meth:`Attempt.aupdates`) only perform those requests with httpx's sync or async API. The response is
-    closed on every exit path (EOF, gate refusal, failure, timeout, cancellation, an exception in the caller's
-    loop), without reading a refused body.
+    ``_Send`` (send this request, give me status and media type), ``_Read`` (give me the next body chunk), each
+    with the absolute deadline by which it must come back, ``_Emit`` (hand these updates to the caller) and
+    ``_Sleep`` (wait until then before a resume) -- and is sent the answer. The sync driver
+    (:meth:`Attempt.updates`) and the async driver (:meth:`Attempt.aupdates`) only perform those requests with
+    httpx's sync or async API. The response is closed on every exit path (EOF, gate refusal, failure, timeout,
+    cancellation, an exception in the caller's loop), without reading a refused body.
 
 Deadlines (:class:`webclient.Deadlines`), clock ``time.monotonic()``
     async: each request to httpx runs in an ``anyio.CancelScope`` whose deadline is the tracker's next deadline;
@@ -33,7 +37,20 @@ Deadlines (:class:`webclient.Deadlines`), clock ``time.monotonic()``
         also set to the remaining connect budget (a blackholed connect). Where no socket is reachable (HTTP/2),
         the body read timeout falls back to the shortest body deadline.
     Keep-alive comment lines re-arm ``idle`` but do not count as a first event; a stream that keeps sending bytes
-    without completing events still times out (the tracker is checked after every chunk).
+    without completing events still times out (the tracker is checked after every chunk). Each HTTP request (the
+    first and every resume) gets its own tracker.
+
+Terminal grace (``Deadlines.terminal_grace``)
+    Once the session is ``finishable`` (terminal condition, nothing pending) the read deadline becomes the grace:
+    if EOF does not come by then, the attempt ends ``complete`` and the response is closed (a proxy that holds
+    the connection open no longer turns a finished answer into ``timeout``).
+
+Resumes (``resume=ResumePolicy(...)``, :mod:`webclient._resume`)
+    When a request ends resumable and :func:`webclient._resume.plan_resume` says so (within ``max_resumes``,
+    under the retry advice), the response is closed, the core sleeps the planned delay, and sends the follow-up
+    request -- ``GET {url}/{id}?stream=true&starting_after=N`` for a Responses resume point, or the same request
+    with ``Last-Event-ID`` -- into ``StreamSession.resume(previous)``: the updates continue, one final update ends
+    the whole answer, and :attr:`Attempt.result` is the combined result (telemetry: the last request's).
 
 How attempts end besides the session's own outcomes
     ``timeout`` (stage ``connect`` / ``first_event`` / ``idle`` / ``total``); ``cancelled`` (stage ``caller``:
@@ -62,6 +79,7 @@ from ._deadlines import Deadlines, DeadlineTracker
 from ._errors import UsageError
 from ._limits import DEFAULT_LIMITS, Limits
 from ._outcome import Outcome
+from ._resume import NO_RESUME, RequestSpec, ResumePolicy, plan_resume
 from ._retry import advise_retry, check_count
 from ._session import StreamSession
 from ._updates import Committed, Failed, StreamResult, Update
@@ -73,9 +91,18 @@ NETWORK_STAGE = "network"
 
 
 class _Send(NamedTuple):
-    """Send the request; answer ``_Head`` or a ``_Stop``. ``deadline``: absolute, ``time.monotonic()``."""
+    """Send ``request`` (closing the previous response); answer ``_Head`` or a ``_Stop``. ``deadline``:
+    absolute, ``time.monotonic()``."""
 
+    request: RequestSpec
     deadline: float | None
+
+
+class _Sleep(NamedTuple):
+    """Close the previous response and wait until ``until`` (``time.monotonic()``); answer ``None`` or
+    ``_Stop.CANCELLED``."""
+
+    until: float
 
 
 class _Read(NamedTuple):
@@ -110,7 +137,7 @@ class _Stop(enum.Enum):
     NETWORK = "network"
 
 
-_Op = _Send | _Read | _Emit
+_Op = _Send | _Read | _Emit | _Sleep
 
 
 def _remaining(deadline: float | None) -> float | None:
@@ -158,6 +185,10 @@ class _Watchdog:
                 if self.reason is not None:
                     self._shutdown()
 
+    def cancel(self) -> None:
+        """:meth:`Attempt.cancel`'s interrupt: stop the connection as cancelled."""
+        self.fire(_Stop.CANCELLED)
+
     def fire(self, reason: _Stop) -> None:
         """Stop the connection now (the first reason wins)."""
         with self._cond:
@@ -196,7 +227,8 @@ class Attempt:
     Construction validates everything and raises :class:`~webclient.UsageError` for caller bugs; the attempt
     itself never raises for bad responses. Give the request body as ``json`` (sent as JSON) or ``content``.
     ``attempt`` (1 for the first try) and ``idempotent`` feed :func:`webclient.advise_retry`, whose decision is
-    recorded in the telemetry's ``retry_decision`` when the attempt ends.
+    recorded in the telemetry's ``retry_decision`` when the attempt ends. ``resume`` allows follow-up requests
+    that continue a cut stream (none by default).
     """
 
     def __init__(
@@ -217,6 +249,7 @@ class Attempt:
         model_alias: str = "",
         attempt: int = 1,
         idempotent: bool = False,
+        resume: ResumePolicy | None = None,
     ) -> None:
         if not isinstance(url, str) or not url:
             raise UsageError("url must be a non-empty string")
@@ -224,13 +257,15 @@ class Attempt:
             raise UsageError("give the body as json or content, not both")
         if deadlines is not None and not isinstance(deadlines, Deadlines):
             raise UsageError("deadlines must be a webclient Deadlines")
+        if resume is not None and not isinstance(resume, ResumePolicy):
+            raise UsageError("resume must be a webclient ResumePolicy")
         self._session = StreamSession(route, limits=limits, tools=tools, accepted_stop_reasons=accepted_stop_reasons,
                                       utf8_errors=utf8_errors, request_id=request_id, model_alias=model_alias)
-        self._method = method
-        self._url = url
-        self._json = json
-        self._content = content
-        self._headers = {"accept": "text/event-stream", **{k.lower(): v for k, v in (headers or {}).items()}}
+        self._json_body = json is not None
+        self._request = RequestSpec(method, url, {"accept": "text/event-stream",
+                                                  **{k.lower(): v for k, v in (headers or {}).items()}},
+                                    json if json is not None else content)
+        self._resume = resume if resume is not None else NO_RESUME
         self._deadlines = deadlines if deadlines is not None else Deadlines()
         # For the retry advice recorded in the telemetry (``retry_decision``). No tool can have run during
         # the attempt (a call is ready only once the response is complete), so ``tools_run`` is false.
@@ -259,8 +294,7 @@ class Attempt:
         Leaving the loop early cancels the attempt when the generator is closed (CPython closes a ``for`` loop's
         generator as soon as the loop lets go of it; ``contextlib.closing`` makes that explicit)."""
         core, op = self._begin()
-        watchdog = _Watchdog()
-        self._interrupt = lambda: watchdog.fire(_Stop.CANCELLED)
+        watchdog: _Watchdog | None = None
         response: httpx.Response | None = None
         chunks: Iterator[bytes] | None = None
         try:
@@ -268,22 +302,41 @@ class Attempt:
                 reply: object = None
                 if isinstance(op, _Emit):
                     yield from op.updates
-                elif not self._cancel_requested:
-                    watchdog.arm(op.deadline)
-                    if isinstance(op, _Send):
-                        reply, response = self._sync_send(client, watchdog, op.deadline)
-                        chunks = None if response is None else response.iter_bytes()
-                    else:
-                        assert chunks is not None
+                elif isinstance(op, _Read):
+                    if not self._cancel_requested:
+                        assert watchdog is not None and chunks is not None
+                        watchdog.arm(op.deadline)
                         reply = self._sync_read(chunks, watchdog)
+                else:  # a new request or a pause before one: the previous response is done with
+                    self._interrupt = None
+                    if watchdog is not None:
+                        watchdog.close()
+                        watchdog = None
+                    if response is not None:
+                        response.close()
+                        response = chunks = None
+                    if isinstance(op, _Sleep):
+                        reply = self._sync_sleep(op.until)
+                    elif not self._cancel_requested:
+                        watchdog = _Watchdog()
+                        self._interrupt = watchdog.cancel
+                        if self._cancel_requested:  # cancel() ran before the interrupt was in place
+                            watchdog.cancel()
+                        watchdog.arm(op.deadline)
+                        reply, response = self._sync_send(client, op.request, watchdog, op.deadline)
+                        chunks = None if response is None else response.iter_bytes()
                 op = self._step(core, reply)
+            if response is not None:  # the attempt has ended: close before handing over the final update
+                response.close()
+                response = None
             yield self._final()
         except BaseException:
             self._cancel_core(core)
             raise
         finally:
             self._interrupt = None
-            watchdog.close()
+            if watchdog is not None:
+                watchdog.close()
             if response is not None:
                 response.close()
 
@@ -301,21 +354,35 @@ class Attempt:
                 if isinstance(op, _Emit):
                     for update in op.updates:
                         yield update
-                elif not self._cancel_requested:
-                    remaining = _remaining(op.deadline)
+                    op = self._step(core, reply)
+                    continue
+                if not isinstance(op, _Read) and response is not None:  # the previous response is done with
+                    with anyio.CancelScope(shield=True):
+                        await response.aclose()
+                    response = chunks = None
+                if not self._cancel_requested:
+                    sleeping = isinstance(op, _Sleep)
+                    until = op.until if isinstance(op, _Sleep) else op.deadline
+                    remaining = _remaining(until)
                     deadline = float("inf") if remaining is None else anyio.current_time() + remaining
-                    with anyio.CancelScope(deadline=deadline) as scope:
+                    with anyio.CancelScope(deadline=float("inf") if sleeping else deadline) as scope:
                         self._interrupt = scope.cancel
                         if isinstance(op, _Send):
-                            reply, response = await self._async_send(client)
+                            reply, response = await self._async_send(client, op.request)
                             chunks = None if response is None else response.aiter_bytes()
-                        else:
+                        elif isinstance(op, _Read):
                             assert chunks is not None
                             reply = await self._async_read(chunks)
+                        else:
+                            await anyio.sleep(remaining or 0.0)
                     self._interrupt = None
                     if scope.cancelled_caught:
-                        reply = _Stop.DEADLINE
+                        reply = _Stop.CANCELLED if sleeping else _Stop.DEADLINE
                 op = self._step(core, reply)
+            if response is not None:  # the attempt has ended: close before handing over the final update
+                with anyio.CancelScope(shield=True):
+                    await response.aclose()
+                response = None
             yield self._final()
         except BaseException:
             self._cancel_core(core)
@@ -339,45 +406,63 @@ class Attempt:
         return core, next(core)
 
     def _core(self) -> Generator[_Op, object, StreamResult]:
-        """The attempt as a generator of I/O requests (see the module docstring). Every answer may be a _Stop."""
+        """The attempt as a generator of I/O requests (see the module docstring): the first request, then as
+        many resumes as :func:`plan_resume` allows, each into a session continuing the previous one."""
         session = self._session
-        tracker = DeadlineTracker(self._deadlines, self._t0)
-        head = yield _Send(tracker.next_deadline(time.monotonic()))
+        result = yield from self._exchange(session, self._request)
+        resumes = 0
+        while (plan := plan_resume(session, self._resume, resumes, self._request)) is not None:
+            resumes += 1
+            session = self._session = StreamSession.resume(session)
+            if plan.delay > 0 and (yield _Sleep(time.monotonic() + plan.delay)) is not None:
+                return session.abort(Outcome.CANCELLED, "caller")
+            result = yield from self._exchange(session, plan.request)
+        return result
+
+    def _exchange(self, session: StreamSession, request: RequestSpec) -> Generator[_Op, object, StreamResult]:
+        """One HTTP request into ``session``, with its own deadline tracker. Every answer may be a _Stop."""
+        tracker = DeadlineTracker(self._deadlines, time.monotonic())
+        head = yield _Send(request, tracker.next_deadline(time.monotonic()))
         if not isinstance(head, _Head):
-            return self._stopped(head, tracker)
+            return self._stopped(session, head, tracker)
         tracker.headers_received(time.monotonic())
         session.open(head.status, head.content_type)
         if session.done:  # the gate refused the response: the driver closes it unread
             return session.finish()
         while True:
-            now = time.monotonic()  # one reading for both calls: not expired at now => a deadline at or after now
+            now = time.monotonic()  # one reading for all calls: not expired at now => a deadline at or after now
             failure = tracker.expired(now)
             if failure is not None:  # bytes kept coming, but no event in time
                 return session.abort(failure.outcome, failure.stage)
+            if tracker.settled(now):  # the terminal grace passed while bytes that changed nothing came in
+                return session.finish()
             data = yield _Read(tracker.next_deadline(now))
             if data is _Stop.EOF:
                 return session.finish()
             if not isinstance(data, bytes):
-                return self._stopped(data, tracker)
+                return self._stopped(session, data, tracker)
             content, live = session.content_events_seen, session.keepalives_seen
             updates = session.feed(data)
             now = time.monotonic()
             if session.content_events_seen != content or session.keepalives_seen != live:
                 tracker.event_received(now, keep_alive=session.content_events_seen == content)
+            tracker.ready_to_finish(now, session.finishable)
             provisional: list[Update] = [u for u in updates if not isinstance(u, (Committed, Failed))]
             if provisional:
                 answer = yield _Emit(provisional)
                 if answer is not None:
-                    return self._stopped(answer, tracker)
+                    return self._stopped(session, answer, tracker)
             if session.done:
                 return session.finish()
 
-    def _stopped(self, reason: object, tracker: DeadlineTracker) -> StreamResult:
-        """The result of an attempt whose I/O stopped for ``reason``."""
-        session = self._session
+    def _stopped(self, session: StreamSession, reason: object, tracker: DeadlineTracker) -> StreamResult:
+        """The result of a request whose I/O stopped for ``reason``: the terminal grace passed (``complete``),
+        a deadline, a cancellation, or a transport failure."""
         if reason is _Stop.CANCELLED or self._cancel_requested:
             return session.abort(Outcome.CANCELLED, "caller")
         if reason is _Stop.DEADLINE:
+            if tracker.settled(time.monotonic()):
+                return session.finish()
             failure = tracker.expired(time.monotonic())
             if failure is not None:
                 return session.abort(failure.outcome, failure.stage)
@@ -427,16 +512,18 @@ class Attempt:
 
     # -- the drivers' I/O -----------------------------------------------------------------------------------
 
-    def _request(self, client: httpx.Client | httpx.AsyncClient, timeout: httpx.Timeout,
-                 extensions: dict[str, Any]) -> httpx.Request:
-        return client.build_request(self._method, self._url, json=self._json, content=self._content,
-                                    headers=self._headers, timeout=timeout, extensions=extensions)
+    def _build(self, client: httpx.Client | httpx.AsyncClient, spec: RequestSpec, timeout: httpx.Timeout,
+               extensions: dict[str, Any]) -> httpx.Request:
+        body: Any = spec.body
+        json_body, content = (body, None) if self._json_body else (None, body)
+        return client.build_request(spec.method, spec.url, json=json_body, content=content, headers=dict(spec.headers),
+                                    timeout=timeout, extensions=extensions)
 
-    def _sync_send(self, client: httpx.Client, watchdog: _Watchdog,
+    def _sync_send(self, client: httpx.Client, spec: RequestSpec, watchdog: _Watchdog,
                    deadline: float | None) -> tuple[object, httpx.Response | None]:
         # Until the headers arrive httpx's own timeouts get the remaining connect budget as well (a connect that
         # never completes has no socket the watchdog could shut down).
-        request = self._request(client, httpx.Timeout(_remaining(deadline)), {"trace": watchdog.trace})
+        request = self._build(client, spec, httpx.Timeout(_remaining(deadline)), {"trace": watchdog.trace})
         try:
             response = client.send(request, stream=True)
         except httpx.TimeoutException:
@@ -463,8 +550,17 @@ class Attempt:
             return watchdog.reason
         return _Stop.EOF if data is None else data
 
-    async def _async_send(self, client: httpx.AsyncClient) -> tuple[object, httpx.Response | None]:
-        request = self._request(client, httpx.Timeout(None), {})
+    def _sync_sleep(self, until: float) -> object:
+        """Wait until ``until`` unless cancelled (then ``_Stop.CANCELLED``)."""
+        woken = threading.Event()
+        self._interrupt = woken.set
+        if not self._cancel_requested:
+            woken.wait(_remaining(until))
+        self._interrupt = None
+        return _Stop.CANCELLED if self._cancel_requested else None
+
+    async def _async_send(self, client: httpx.AsyncClient, spec: RequestSpec) -> tuple[object, httpx.Response | None]:
+        request = self._build(client, spec, httpx.Timeout(None), {})
         try:
             response = await client.send(request, stream=True)
         except httpx.TransportError:

@@ -1,6 +1,6 @@
-// The demo page's main thread: rendering only. Python (Pyodide + webclient) runs in worker.js, which owns
-// the model request and the StreamSession and posts plain update objects here; nothing on this thread
-// parses, decodes or decides. Everything the model produced is inserted as text (Text nodes and
+// The demo page: it uses the widget kit (/webclient/webclient.mjs) exactly as any widget would. The kit runs
+// Pyodide + webclient in its Web Worker, which owns the model request and the StreamSession; this thread only
+// renders the plain update objects a stream yields; nothing here parses, decodes or decides. Everything the model produced is inserted as text (Text nodes and
 // textContent), never as HTML.
 //
 // What a person sees, per attempt:
@@ -15,11 +15,12 @@
 // For the end-to-end tests, window.__demo exposes the boot time, the time spent rendering each update and the
 // layout time of each frame that followed the streaming text.
 
+import { createClient } from "/webclient/webclient.mjs";
 import { TextSink } from "./text_sink.js";
 import { TimelineChart } from "./chart.js";
 
 const demo = {
-  bootMs: null,           // worker start -> webclient importable, as measured in the worker
+  bootMs: null,           // the kit's worker start -> webclient importable, as the kit measured it
   versions: null,
   attempts: 0,
   // One entry per rendered text delta of the current attempt: [characters shown before it, its length, ms].
@@ -229,7 +230,7 @@ class Turn {
     this.badge.textContent = result.outcome;
     this.badge.dataset.outcome = result.outcome;
     this.committedBox.hidden = false;
-    new TextSink(this.committedText).append(result.text);
+    new TextSink(this.committedText).append(result.text || (result.refusal ? `Refused: ${result.refusal}` : ""));
     // The provisional text has become the committed answer: drop the provisional copy.
     this.provisionalBox.hidden = true;
     this.provisionalBox.dataset.state = "committed";
@@ -278,19 +279,16 @@ class Turn {
 
 // --- the attempt controller ----------------------------------------------------------------------------
 
-let config = null;
-let ready = false;
-let current = null;    // the Turn of the attempt in flight or last shown
-let running = null;    // id of the attempt in flight
+let config = null;       // GET /demo/config.json
+let tools = null;        // GET /demo/tools.json: tool name -> JSON Schema, given with every stream
+let client = null;       // the kit's client, once booted
+let current = null;      // the Turn of the attempt in flight or last shown
+let stream = null;       // the kit's stream of the attempt in flight
 let sequence = 0;
 
-const worker = new Worker(new URL("./worker.js", import.meta.url), { type: "module" });
-worker.addEventListener("message", (event) => handle(event.data));
-worker.addEventListener("error", (event) => bootFailed(event.message || "the worker failed to start"));
-
 function setControls() {
-  ui.send.disabled = !ready || running !== null;
-  ui.cancel.disabled = running === null;
+  ui.send.disabled = client === null || config === null || stream !== null;
+  ui.cancel.disabled = stream === null;
 }
 
 function secondsToMs(input, fallback) {
@@ -298,15 +296,33 @@ function secondsToMs(input, fallback) {
   return Number.isFinite(value) && value > 0 ? Math.round(value * 1000) : fallback;
 }
 
-function send() {
-  if (!ready || running !== null) return;
+/** The request body a client of `route` sends for one user prompt. */
+function requestBody(route, model, prompt) {
+  switch (route) {
+    case "openai-chat":
+      return { model, stream: true, stream_options: { include_usage: true },
+               messages: [{ role: "user", content: prompt }] };
+    case "openai-responses":
+      return { model, stream: true, input: prompt };
+    case "anthropic-messages":
+      return { model, max_tokens: 1024, stream: true,
+               messages: [{ role: "user", content: [{ type: "text", text: prompt }] }] };
+    case "gemini":
+      return { contents: [{ role: "user", parts: [{ text: prompt }] }] };
+    default:
+      throw new Error(`unknown route ${route}`);
+  }
+}
+
+async function send() {
+  if (client === null || config === null || stream !== null) return;
   const id = `demo-${++sequence}`;
   const route = ui.route.value;
   const scenario = ui.scenario.value;
   const prompt = ui.prompt.value;
+  const entry = config.routes.find((r) => r.route === route);
   if (current) current.retire();
-  current = new Turn(id, prompt, route, scenario);
-  running = id;
+  const turn = current = new Turn(id, prompt, route, scenario);
   demo.attempts += 1;
   demo.renderTimes = [];
   demo.layoutTimes = [];
@@ -315,16 +331,38 @@ function send() {
   ui.stage.textContent = "";
   ui.telemetry.textContent = "";
   chart.reset();
-  setControls();
-  worker.postMessage({
-    type: "send", id, route, scenario, prompt,
+  const path = entry.path.replace("{model}", encodeURIComponent(entry.default_model));
+  stream = client.stream({
+    route,
+    url: path + (route === "gemini" ? "?alt=sse" : ""),
+    body: JSON.stringify(requestBody(route, entry.default_model, prompt)),
+    headers: { "content-type": "application/json", [config.scenario_header]: scenario },
     deadlines: {
       connect_ms: 10_000,
       first_event_ms: secondsToMs(ui.firstEvent, 10_000),
       idle_ms: secondsToMs(ui.idle, 3_000),
       total_ms: secondsToMs(ui.total, 120_000),
     },
+    tools,
+    request_id: id,
+    model_alias: entry.default_model,
+    onChunk: (timeline) => {
+      chart.add("chunks", timeline.t_ms, timeline.chunks);
+      chart.add("events", timeline.t_ms, timeline.events);
+    },
   });
+  setControls();
+  try {
+    for await (const update of stream) render(turn, update);
+    await stream.result;
+  } catch (err) {
+    turn.showError(err.message);
+    ui.outcome.textContent = "error";
+    ui.outcome.dataset.outcome = "error";
+  } finally {
+    stream = null;
+    setControls();
+  }
 }
 
 function finish(result, outcome, stage) {
@@ -367,37 +405,6 @@ function render(turn, u) {
   chart.add("events", t.t_ms, t.events);
 }
 
-function handle(message) {
-  switch (message.type) {
-    case "boot":
-      bootProgress(message);
-      return;
-    case "ready":
-      bootDone(message);
-      return;
-    case "boot-error":
-      bootFailed(message.message);
-      return;
-    default:
-      break;
-  }
-  if (!current || message.id !== current.id) return;  // a late message of an older attempt
-  if (message.type === "update") {
-    render(current, message.update);
-  } else if (message.type === "chunk") {
-    chart.add("chunks", message.timeline.t_ms, message.timeline.chunks);
-    chart.add("events", message.timeline.t_ms, message.timeline.events);
-  } else if (message.type === "done" || message.type === "error") {
-    if (message.type === "error") {
-      current.showError(message.message);
-      ui.outcome.textContent = "error";
-      ui.outcome.dataset.outcome = "error";
-    }
-    running = null;
-    setControls();
-  }
-}
-
 // --- boot ------------------------------------------------------------------------------------------------
 
 const bootStarted = performance.now();
@@ -405,11 +412,16 @@ const elapsedTimer = setInterval(() => {
   ui.bootElapsed.textContent = `${((performance.now() - bootStarted) / 1000).toFixed(1)} s`;
 }, 100);
 
-const STAGE_PROGRESS = { config: [0, 3], download: [3, 60], start: [60, 90], import: [90, 98] };
+// The kit's boot stages: label and the share of the progress bar each covers.
+const STAGES = {
+  download: ["Downloading the Python runtime", 0, 60],
+  start: ["Starting Python (compiling WebAssembly)", 60, 90],
+  import: ["Importing webclient", 90, 98],
+};
 
-function bootProgress({ stage, label, loaded, total }) {
+function bootProgress({ stage, loaded, total }) {
+  const [label, from, to] = STAGES[stage] || [stage, 0, 0];
   ui.bootStage.textContent = `${label}…`;
-  const [from, to] = STAGE_PROGRESS[stage] || [0, 0];
   if (stage === "start") {
     ui.bootProgress.removeAttribute("value");  // indeterminate while WebAssembly compiles
     ui.bootDetail.textContent = "";
@@ -421,11 +433,11 @@ function bootProgress({ stage, label, loaded, total }) {
     ? `${(loaded / 1048576).toFixed(1)} / ${(total / 1048576).toFixed(1)} MB` : "";
 }
 
-function bootDone({ bootMs, versions }) {
+function bootDone() {
+  const { bootMs, versions } = client;
   clearInterval(elapsedTimer);
   demo.bootMs = bootMs;
   demo.versions = versions;
-  ready = true;
   ui.boot.dataset.state = "ready";
   ui.bootProgress.value = 100;
   ui.bootStage.textContent = `ready: Pyodide ${versions.pyodide}, Python ${versions.python}, ` +
@@ -445,7 +457,7 @@ function bootFailed(message) {
   ui.boot.dataset.state = "error";
   ui.bootProgress.value = 0;
   ui.bootStage.textContent = `failed to start: ${message} ` +
-    "(the site must be built with Pyodide: build_scripts/demo.sh does it)";
+    "(the site must be built with the widget kit: build_scripts/demo.sh does it)";
 }
 
 // --- pickers ---------------------------------------------------------------------------------------------
@@ -462,9 +474,14 @@ function showExpected() {
   ui.expected.textContent = scenario ? `expected outcome: ${scenario.expected}` : "";
 }
 
+async function getJSON(path) {
+  const response = await fetch(path);
+  if (!response.ok) throw new Error(`GET ${path} answered HTTP ${response.status}`);
+  return response.json();
+}
+
 async function loadConfig() {
-  const response = await fetch("/demo/config.json");
-  config = await response.json();
+  [config, tools] = await Promise.all([getJSON("/demo/config.json"), getJSON("/demo/tools.json")]);
   ui.route.replaceChildren(...config.routes.map((r) => option(r.route, `${r.route} (${r.default_model})`)));
   ui.scenario.replaceChildren(...config.scenarios.map((s) => option(s.slug, s.title)));
   ui.scenario.addEventListener("change", showExpected);
@@ -475,6 +492,7 @@ async function loadConfig() {
   } else {
     ui.mode.textContent = "Embedded upstream: the scenario picks how the fake model answers.";
   }
+  setControls();
 }
 
 ui.form.addEventListener("submit", (event) => {
@@ -488,9 +506,13 @@ ui.prompt.addEventListener("keydown", (event) => {
   }
 });
 ui.cancel.addEventListener("click", () => {
-  if (running === null) return;
-  worker.postMessage({ type: "cancel", id: running });
+  if (stream === null) return;
+  stream.cancel();
   ui.cancel.disabled = true;
 });
 
-loadConfig().catch((err) => { ui.mode.textContent = `Could not load /demo/config.json: ${err.message}`; });
+loadConfig().catch((err) => { ui.mode.textContent = `Could not load the demo configuration: ${err.message}`; });
+createClient({ onBoot: bootProgress }).then((booted) => {
+  client = booted;
+  bootDone();
+}, (err) => bootFailed(err.message));

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from .._errors import UsageError
-from ._base import COMMON_NON_ACCEPTED, RouteAccumulator, RouteContract
+from ._base import RouteAccumulator, RouteContract, StopCategory, stop_table
 from .anthropic_messages import AnthropicMessagesAccumulator
 from .gemini import GeminiAccumulator
 from .openai_chat import OpenAIChatAccumulator
@@ -40,4 +40,4 @@ def route(name: str) -> Route:
         raise UsageError(f"unknown route; expected one of {', '.join(ROUTE_NAMES)}") from None
 
 
-__all__ = ["COMMON_NON_ACCEPTED", "ROUTES", "ROUTE_NAMES", "Route", "RouteAccumulator", "RouteContract", "route"]
+__all__ = ["ROUTES", "ROUTE_NAMES", "Route", "RouteAccumulator", "RouteContract", "StopCategory", "route", "stop_table"]

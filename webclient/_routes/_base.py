@@ -3,9 +3,10 @@
 A route is two things:
 
 * a :class:`RouteContract`, plain data naming the route's event vocabulary, accumulator key,
-  close and terminal conditions, and the stop reasons that do *not* count as success. The
-  accumulator's dispatch table is checked against it by the tests, so the data cannot drift
-  from the code;
+  close and terminal conditions, its **stop reasons by category** (an allow-list: success,
+  length, filter, failure; a value in no category fails closed) and its **content types** (the
+  item / block / part types it knows, and what each is). The accumulator's dispatch tables are
+  read from or checked against it by the tests, so the data cannot drift from the code;
 * a :class:`RouteAccumulator` subclass. The base's ``handle(SSEEvent)`` runs the envelope step
   every route shares (below), where the contract's data decides the per-route differences, and
   hands the decoded object to the route: to a handler from its dispatch table (typed routes:
@@ -23,7 +24,10 @@ The envelope step, per complete SSE event, in this order (the first that applies
     data not a JSON object       protocol_error envelope
     typed routes                 (contract.dispatch_key, e.g. "type") the key's value must be a
                                  string (envelope) and, with contract.cross_check_event_name, equal
-                                 the SSE event name when there is one (event_name); a value with no
+                                 the SSE event name when there is one (event_name); with
+                                 contract.resume, the event's sequence number is checked (the
+                                 Sequencer of webclient._resume: taken, dropped as a resumed
+                                 stream's repeat, or sequence_*); a value with no
                                  handler is tolerated; before the start event only
                                  contract.before_start is allowed (order); then the handler
     data-only routes             (dispatch_key None) a truthy "error" object is upstream_error
@@ -37,6 +41,10 @@ The envelope step, per complete SSE event, in this order (the first that applies
 Stage vocabulary for the failures a route records (``Failure.stage``)::
 
     protocol_error  envelope        data is not a JSON object of the expected shape
+                    unknown_type    an item / block / part / delta type the route does not know
+                                    (unless the caller keeps unknown items verbatim)
+                    unrecognized_stop  a stop reason in none of the contract's categories
+                    item_mismatch   a closed item disagrees with what its deltas built
                     event_name      the SSE ``event:`` name disagrees with ``data.type``
                     order           an event before the route's start event
                     duplicate_start a second start event (duplicate or spliced generation)
@@ -46,29 +54,50 @@ Stage vocabulary for the failures a route records (``Failure.stage``)::
                     delta_type      a delta of a kind the block cannot take
                     open_block      the terminal event arrived with a block still open
                     after_terminal  an event after the terminal condition
+                    sequence_gap    a sequence number skipped (contract.resume routes)
+                    sequence_order  a sequence number repeated or going back (outside a resumed
+                                    stream's overlap)
+                    sequence_missing  a resumed stream's event without a sequence number
     truncated       missing_stop    the terminal condition carried no stop reason
-                    stop_reason     the stop reason is not accepted (limit or filter stops)
+                    stop_reason     the stop reason is not accepted (length or filter stops, or a
+                                    success stop outside the caller's accepted_stop_reasons)
     payload_error   tool_unknown, tool_json, tool_not_object, tool_schema (see _toolcalls),
                     tool_arguments_mismatch (Responses ``.done`` disagreeing with the deltas)
-    buffer_limit    text, tool_input, tool_calls, blocks
+    buffer_limit    text, tool_input, tool_calls, blocks, items, signatures, citations
     upstream_error  error_event     an ``error`` event (SSE name or ``data.type``)
+                    error_stop      a stop reason of the contract's failure category
                     error_object    a chunk carrying an ``error`` object
                     response_failed Responses ``response.failed``
+
+Stop reasons (``RouteContract.stop_reasons``, decided by :meth:`RouteAccumulator._stop_failure`)::
+
+    success   -> complete (when everything else holds)
+    length    -> truncated    stop_reason
+    filter    -> truncated    stop_reason
+    failure   -> upstream_error error_stop
+    (none)    -> protocol_error unrecognized_stop; telemetry records "unrecognized"
+
+``accepted_stop_reasons=`` replaces the success category: a reason in the caller's set commits
+whatever its category; a success reason outside it is ``truncated`` ``stop_reason``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import enum
+import json
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any, ClassVar, TypeVar
 
 from .._events import SSEEvent
 from .._json import loads
 from .._limits import Limits
 from .._outcome import Failure, Outcome
-from .._telemetry import sanitize_code
+from .._resume import ResumeContract, Sequencer
+from .._telemetry import sanitize_code, stop_reason_token
 from .._toolcalls import Fragments, ToolCallBuffer, ToolCallState, ToolRegistry
-from .._updates import ChoiceResult, ProviderError, TextDelta, ToolCallUpdate, ToolInputDelta, Update
+from .._updates import JSON, ChoiceResult, ProviderError, TextDelta, ToolCall, ToolCallUpdate, ToolInputDelta, Update
 
 _loads = loads
 
@@ -76,10 +105,44 @@ _loads = loads
 Handler = Callable[[dict[str, Any]], object]
 _Owner = TypeVar("_Owner")
 
-#: Stop reasons that end a response short by default, on every route (the issue's list).
-COMMON_NON_ACCEPTED = frozenset(
-    {"length", "max_tokens", "max_output_tokens", "MAX_TOKENS", "model_context_window_exceeded", "content_filter"}
-)
+_dumps = json.dumps
+
+
+class StopCategory(enum.Enum):
+    """What a stop reason means for the outcome (see the module docstring)."""
+
+    #: The answer is finished: commits when everything else holds.
+    SUCCESS = "success"
+    #: Cut by a token / context limit: ``truncated``.
+    LENGTH = "length"
+    #: Withheld or cut by a safety / content filter: ``truncated``.
+    FILTER = "filter"
+    #: The provider failed to produce the answer: ``upstream_error``.
+    FAILURE = "failure"
+
+
+def stop_table(*, success: Iterable[str], length: Iterable[str] = (), filter: Iterable[str] = (),
+               failure: Iterable[str] = ()) -> Mapping[str, StopCategory]:
+    """A read-only ``reason -> category`` table; a reason listed twice is a contract bug."""
+    table: dict[str, StopCategory] = {}
+    for category, reasons in ((StopCategory.SUCCESS, success), (StopCategory.LENGTH, length),
+                              (StopCategory.FILTER, filter), (StopCategory.FAILURE, failure)):
+        for reason in reasons:
+            if reason in table:
+                raise AssertionError(f"stop reason {reason} listed twice")
+            table[reason] = category
+    return MappingProxyType(table)
+
+
+#: category -> the failure it means (``None``: success). A reason in no category is the last row.
+_STOP_VERDICTS: dict[StopCategory | None, Failure | None] = {
+    StopCategory.SUCCESS: None,
+    StopCategory.LENGTH: Failure(Outcome.TRUNCATED, "stop_reason"),
+    StopCategory.FILTER: Failure(Outcome.TRUNCATED, "stop_reason"),
+    StopCategory.FAILURE: Failure(Outcome.UPSTREAM_ERROR, "error_stop"),
+    None: Failure(Outcome.PROTOCOL_ERROR, "unrecognized_stop"),
+}
+_REFUSED_BY_CALLER = Failure(Outcome.TRUNCATED, "stop_reason")
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,8 +179,13 @@ class RouteContract:
     close_condition: str
     #: When the response counts as finished.
     terminal_condition: str
-    #: Stop reasons that are *not* success unless the caller overrides the accepted set.
-    non_accepted_stop_reasons: frozenset[str]
+    #: Every documented stop reason -> its category (:func:`stop_table`); the sources are cited
+    #: where each route builds its table. A reason in no category fails closed.
+    stop_reasons: Mapping[str, StopCategory]
+    #: Every item / block / part type the route knows -> what it is (route-specific roles such as
+    #: ``"text"``, ``"call:function"``, ``"hosted"``). A type not listed fails closed unless the
+    #: caller keeps unknown items.
+    content_types: Mapping[str, str]
     #: The ``data`` key naming the event type, whose value picks the handler (typed routes:
     #: ``"type"``), or ``None`` when every event is one whole chunk (data-only routes).
     dispatch_key: str | None
@@ -131,6 +199,14 @@ class RouteContract:
     cross_check_event_name: bool
     #: How ``data: [DONE]`` is treated: ``"terminal"`` (Chat) or ``"ignored"`` (a stray sentinel).
     done_sentinel: str
+    #: Typed routes whose events are numbered: the sequence key, the event carrying the response id and
+    #: the resume request (``webclient._resume``). ``None``: no sequence check, no route resume.
+    resume: ResumeContract | None = None
+
+    @property
+    def non_accepted_stop_reasons(self) -> frozenset[str]:
+        """The documented stop reasons that do not commit by default (length, filter, failure)."""
+        return frozenset(r for r, c in self.stop_reasons.items() if c is not StopCategory.SUCCESS)
 
 
 class TextBuffer(Fragments):
@@ -149,7 +225,7 @@ class ChoiceState:
     """One choice (Chat) or candidate (Gemini) of a data-only route, keyed by its ``index``.
     Routes subclass it for their own call-tracking fields."""
 
-    __slots__ = ("calls", "finish_reason", "index", "reasoning", "refusal", "text")
+    __slots__ = ("calls", "citations", "finish_reason", "index", "reasoning", "refusal", "text")
 
     def __init__(self, index: int) -> None:
         self.index = index
@@ -161,6 +237,8 @@ class ChoiceState:
         self.finish_reason: str | None = None
         #: The choice's client tool calls, in order of appearance.
         self.calls: list[ToolCallBuffer] = []
+        #: Citations / annotations, verbatim (ceiling ``citations``).
+        self.citations: list[JSON] = []
 
 
 class RouteAccumulator:
@@ -172,8 +250,13 @@ class RouteAccumulator:
 
     A subclass sets :attr:`contract`. Typed routes fill :attr:`_handlers` and implement
     :meth:`open_count` and :meth:`choice_results`; data-only routes set :attr:`choice_state` and
-    implement :meth:`_choice` and :meth:`_chunk`; a route whose ``[DONE]`` is terminal implements
-    :meth:`_done`.
+    implement :meth:`_choice`, :meth:`_chunk` and :meth:`_choice_extras`; a route whose ``[DONE]``
+    is terminal implements :meth:`_done`.
+
+    Options: ``keep_unknown`` keeps item / block / part / delta types the route does not know
+    verbatim in the result's ``items`` (and, where the route can place them, in the assistant
+    message) instead of failing ``protocol_error`` ``unknown_type``; ``reasoning_content`` (Chat)
+    adds ``reasoning_content`` to the assistant message for servers that require it back.
     """
 
     contract: ClassVar[RouteContract]
@@ -183,31 +266,46 @@ class RouteAccumulator:
     __slots__ = (
         "_accepted",
         "_before_start",
+        "_charged_seq",
         "_choices",
         "_choices_key",
+        "_citation_count",
         "_cross_check",
         "_dispatch_key",
         "_done_ends",
+        "_event_seq",
+        "_event_size",
         "_handlers",
+        "_item_chars",
+        "_keep_unknown",
         "_max_blocks",
         "_max_calls",
+        "_max_citations",
+        "_max_items",
+        "_max_signatures",
         "_max_text",
         "_max_tool_input",
+        "_reasoning_content",
         "_registry",
         "_run",
         "_run_start",
+        "_signature_chars",
         "_started",
         "calls",
         "failure",
         "keepalives",
+        "model",
         "out",
         "provider_error",
+        "response_id",
+        "sequencer",
         "stop_reason",
         "terminal_seen",
         "usage",
     )
 
-    def __init__(self, limits: Limits, registry: ToolRegistry, accepted: frozenset[str] | None) -> None:
+    def __init__(self, limits: Limits, registry: ToolRegistry, accepted: frozenset[str] | None, *,
+                 keep_unknown: bool = False, reasoning_content: bool = False) -> None:
         #: The first failure in stream order, else ``None``.
         self.failure: Failure | None = None
         #: Updates produced since the session last took them.
@@ -222,15 +320,31 @@ class RouteAccumulator:
         self.provider_error: ProviderError | None = None
         #: Client tool calls in order of appearance.
         self.calls: list[ToolCallBuffer] = []
+        #: The provider's response id and model, the first non-empty ones it sent.
+        self.response_id: str | None = None
+        self.model: str | None = None
         #: Events of the contract's ``keep_alive`` types (Anthropic ``ping``): signs of life that
         #: carry no content, so transports re-arm the idle deadline but not the first-event one.
         self.keepalives = 0
         self._registry = registry
         self._accepted = accepted
+        self._keep_unknown = keep_unknown
+        self._reasoning_content = reasoning_content
         self._max_text = limits.max_text_chars
         self._max_tool_input = limits.max_tool_input_chars
         self._max_calls = limits.max_tool_calls
         self._max_blocks = limits.max_blocks
+        self._max_items = limits.max_item_chars
+        self._max_signatures = limits.max_signature_chars
+        self._max_citations = limits.max_citations
+        # Retained-object accounting: the current event's data length and sequence number, the
+        # last event already charged, and the running totals (see _retain / _sign / _cite).
+        self._event_size = 0
+        self._event_seq = 0
+        self._charged_seq = -1
+        self._item_chars = 0
+        self._signature_chars = 0
+        self._citation_count = 0
         # The buffer whose consecutive fragments are being merged into one delta update.
         self._run: TextBuffer | ToolCallBuffer | None = None
         self._run_start = 0
@@ -247,6 +361,8 @@ class RouteAccumulator:
         self._cross_check = contract.cross_check_event_name
         self._before_start = contract.before_start
         self._choices_key = contract.choices_key
+        #: The sequence-number state (routes with ``contract.resume``), shared by resumed sessions.
+        self.sequencer = Sequencer(contract.resume) if contract.resume is not None else None
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -270,6 +386,8 @@ class RouteAccumulator:
         if self.terminal_seen:
             self._protocol("after_terminal")
             return
+        self._event_size = len(data)
+        self._event_seq += 1
         name = event.type
         if name == "error":
             self._error_event(data)
@@ -320,6 +438,12 @@ class RouteAccumulator:
         if self._cross_check and name != "message" and name != kind:
             self._protocol("event_name")
             return
+        if self.sequencer is not None:
+            stage = self.sequencer.admit(kind, obj)
+            if stage is not None:
+                if stage:
+                    self._protocol(stage)
+                return
         handler = self._handlers.get(kind)
         if handler is None:
             return
@@ -348,6 +472,11 @@ class RouteAccumulator:
         """Routes whose ``[DONE]`` is terminal: the sentinel arrived (before any terminal)."""
         raise NotImplementedError
 
+    def _choice_extras(self, st: Any, calls: tuple[ToolCall, ...]) -> dict[str, Any]:
+        """Data-only routes: the choice's ``items``, ``citations``, ``logprobs`` and
+        ``assistant_message`` (keyword arguments of :class:`ChoiceResult`)."""
+        raise NotImplementedError
+
     def open_count(self) -> int:
         """Choices/blocks/items/calls still open (telemetry). Here: data-only routes' unfinished
         choices plus open tool calls; typed routes override it."""
@@ -358,14 +487,33 @@ class RouteAccumulator:
     def choice_results(self, ready: bool) -> tuple[ChoiceResult, ...]:
         """Per-choice view; element 0 is the message the result's ``text`` comes from. Here:
         data-only routes' choices in index order; typed routes override it."""
-        return tuple(
-            choice(c.index, c.text, c.refusal, c.reasoning, c.finish_reason, self._calls_in(c.calls, ready))
-            for c in self._ordered_choices()
-        )
+        out = []
+        for c in self._ordered_choices():
+            calls = self._calls_in(c.calls, ready)
+            out.append(choice(c.index, c.text, c.refusal, c.reasoning, c.finish_reason, calls,
+                              **self._choice_extras(c, calls)))
+        return tuple(out)
 
     def _ordered_choices(self) -> list[ChoiceState]:
         """Data-only routes: the choices seen, in index order."""
         return sorted(self._choices.values(), key=lambda c: c.index)
+
+    def stop_reason_known(self, reason: str) -> bool:
+        """Whether ``reason`` is in the contract's stop vocabulary or the caller's accepted set
+        (telemetry then records it verbatim)."""
+        return reason in self.contract.stop_reasons or (self._accepted is not None and reason in self._accepted)
+
+    def telemetry_stop_reason(self) -> str | None:
+        """The stop reason as telemetry records it (:func:`~webclient._telemetry.stop_reason_token`)."""
+        reason = self.stop_reason
+        return stop_reason_token(reason, reason is not None and self.stop_reason_known(reason))
+
+    def _identity(self, response_id: object, model: object) -> None:
+        """Remember the provider's response id and model: the first non-empty strings sent."""
+        if self.response_id is None and response_id and response_id.__class__ is str:
+            self.response_id = response_id
+        if self.model is None and model and model.__class__ is str:
+            self.model = model
 
     # -- failures ------------------------------------------------------------------------------
 
@@ -375,6 +523,15 @@ class RouteAccumulator:
 
     def _protocol(self, stage: str) -> None:
         self._fail(Outcome.PROTOCOL_ERROR, stage)
+
+    def _unknown(self) -> bool:
+        """A type the route does not know arrived. Without ``keep_unknown``: ``protocol_error``
+        ``unknown_type`` and False. With it: True (the caller keeps it verbatim), after charging
+        the event to the item ceiling."""
+        if self._keep_unknown:
+            return self._retain()
+        self._protocol("unknown_type")
+        return False
 
     def _upstream(self, stage: str, error: object) -> None:
         """Record an in-stream provider error, keeping only its sanitized type and code."""
@@ -407,37 +564,97 @@ class RouteAccumulator:
         self._started = True
         return True
 
-    def _accepts(self, reason: str, default: bool | None = None) -> bool:
-        """Whether ``reason`` counts as success: the caller's set when given, else ``default``
-        when the route decides, else "not in the contract's non-accepted set"."""
-        if self._accepted is not None:
-            return reason in self._accepted
-        if default is not None:
-            return default
-        return reason not in self.contract.non_accepted_stop_reasons
+    # -- stop reasons ----------------------------------------------------------------------
 
-    def _terminal(self, stop_reason: str | None, accepted: bool, open_blocks: int) -> None:
-        """The terminal condition arrived: decide truncated / protocol_error / (complete later)."""
+    def _stop_failure(self, reason: str, table: Mapping[str, StopCategory] | None = None) -> Failure | None:
+        """What ``reason`` means (module docstring): ``None`` when it commits, else the failure.
+        ``table`` defaults to the contract's stop reasons."""
+        category = (self.contract.stop_reasons if table is None else table).get(reason)
+        accepted = self._accepted
+        if accepted is not None:
+            if reason in accepted:
+                return None
+            if category is StopCategory.SUCCESS:
+                return _REFUSED_BY_CALLER
+        return _STOP_VERDICTS[category]
+
+    def _terminal(self, stop_reason: str | None, open_blocks: int,
+                  table: Mapping[str, StopCategory] | None = None) -> None:
+        """The terminal condition arrived: decide the stop reason's verdict, then open blocks
+        (``complete`` is decided later, at EOF)."""
         self.terminal_seen = True
         self.stop_reason = stop_reason
         if stop_reason is None:
             self._fail(Outcome.TRUNCATED, "missing_stop")
-        elif not accepted:
-            self._fail(Outcome.TRUNCATED, "stop_reason")
+            return
+        failure = self._stop_failure(stop_reason, table)
+        if failure is not None:
+            self._fail(failure.outcome, failure.stage)
         elif open_blocks:
             self._protocol("open_block")
 
     def _terminal_choices(self) -> None:
-        """Data-only routes, every choice seen finished: in index order, the first refused stop
-        reason decides (``truncated``), else the first choice's reason (``complete``)."""
+        """Data-only routes, every choice seen finished: in index order, the first stop reason that
+        does not commit decides, else the first choice's reason (``complete``)."""
         reasons = [c.finish_reason for c in self._ordered_choices() if c.finish_reason is not None]
-        refused = [r for r in reasons if not self._accepts(r)]
-        self._terminal(refused[0] if refused else reasons[0], not refused, 0)
+        refused = [r for r in reasons if self._stop_failure(r) is not None]
+        self._terminal(refused[0] if refused else reasons[0], 0)
+
+    def _refinish(self, st: ChoiceState, reason: str) -> None:
+        """A finished choice got another stop reason: a different one that does not commit wins
+        (a ``stop`` re-finished with ``content_filter`` is filtered); any other is ignored."""
+        if reason != st.finish_reason and self._stop_failure(reason) is not None:
+            st.finish_reason = reason
 
     def _check_blocks(self, count: int) -> bool:
         if count >= self._max_blocks:
             self._fail(Outcome.BUFFER_LIMIT, "blocks")
             return False
+        return True
+
+    # -- retained objects --------------------------------------------------------------------
+
+    def _retain(self) -> bool:
+        """Something of the current event is kept verbatim: charge the event (once) to the item
+        ceiling (stage ``items``). Returns False on failure."""
+        seq = self._event_seq
+        if self._charged_seq == seq:
+            return True
+        self._charged_seq = seq
+        total = self._item_chars + self._event_size
+        if total > self._max_items:
+            self._fail(Outcome.BUFFER_LIMIT, "items")
+            return False
+        self._item_chars = total
+        return True
+
+    def _sign(self, old: str, new: object) -> bool:
+        """A signature ``new`` replaces ``old`` (``""`` when there was none): it must be a string
+        (else ``envelope``) and the total stays under the signature ceiling (stage
+        ``signatures``). Returns False on failure."""
+        if new.__class__ is not str:
+            self._protocol("envelope")
+            return False
+        total = self._signature_chars - len(old) + len(new)
+        if total > self._max_signatures:
+            self._fail(Outcome.BUFFER_LIMIT, "signatures")
+            return False
+        self._signature_chars = total
+        return True
+
+    def _cite(self, into: list[JSON], citation: object) -> bool:
+        """Keep one citation / annotation object (ceiling ``citations``, and the item ceiling for
+        its event). A non-object is ``envelope``. Returns False on failure."""
+        if citation.__class__ is not dict:
+            self._protocol("envelope")
+            return False
+        if self._citation_count >= self._max_citations:
+            self._fail(Outcome.BUFFER_LIMIT, "citations")
+            return False
+        if not self._retain():
+            return False
+        self._citation_count += 1
+        into.append(citation)
         return True
 
     def _each(self, items: Any, step: Callable[[_Owner, Any], object], owner: _Owner) -> bool:
@@ -500,13 +717,13 @@ class RouteAccumulator:
 
     # -- tool calls ------------------------------------------------------------------------
 
-    def _new_call(self, call_id: str | None, name: str | None) -> ToolCallBuffer | None:
+    def _new_call(self, call_id: str | None, name: str | None, kind: str = "function") -> ToolCallBuffer | None:
         """Open a client tool call (ceiling ``tool_calls``) and announce it as streaming."""
         calls = self.calls
         if len(calls) >= self._max_calls:
             self._fail(Outcome.BUFFER_LIMIT, "tool_calls")
             return None
-        call = ToolCallBuffer(len(calls), call_id, name)
+        call = ToolCallBuffer(len(calls), call_id, name, kind)
         calls.append(call)
         self._emit(ToolCallUpdate(call.call, call_id, name, ToolCallState.STREAMING.value, None, False))
         return call
@@ -527,20 +744,38 @@ class RouteAccumulator:
         return True
 
     def _close_call(self, call: ToolCallBuffer, validate: bool = True) -> bool:
-        """STREAMING -> CLOSED, then (if ``validate``) parse and validate. False on failure."""
+        """STREAMING -> CLOSED, then (if ``validate``) parse and validate: JSON for every kind but
+        ``custom``, whose free text goes to its validator as is. False on failure."""
         if self._run is call:
             self.flush()
         call.move(ToolCallState.CLOSED)
         self._emit(ToolCallUpdate(call.call, call.id, call.name, ToolCallState.CLOSED.value, None, False))
         if not validate:
             return True
-        return self._settle(call, *self._registry.check(call.name, call.joined()))
+        registry = self._registry
+        if call.kind == "custom":
+            return self._settle(call, *registry.check_text(call.name, call.joined()))
+        return self._settle(call, *registry.check(call.name, call.joined()))
 
     def _close_call_value(self, call: ToolCallBuffer, value: object) -> bool:
         """Close a call whose input arrived already parsed (Gemini) and validate it."""
         call.move(ToolCallState.CLOSED)
         self._emit(ToolCallUpdate(call.call, call.id, call.name, ToolCallState.CLOSED.value, None, False))
         return self._settle(call, *self._registry.check_value(call.name, value))
+
+    def _close_call_object(self, call: ToolCallBuffer, value: dict[str, Any]) -> bool:
+        """Close a call whose input is the object ``value`` (assembled, or taken from a whole
+        item): its input text becomes the JSON of ``value`` (ceiling ``tool_input``), then it is
+        validated as a value."""
+        if self._run is call:
+            self.flush()
+        text = _dumps(value, ensure_ascii=False)
+        if len(text) > self._max_tool_input:
+            self._fail(Outcome.BUFFER_LIMIT, "tool_input")
+            return False
+        call.parts[:] = [text]
+        call.size = len(text)
+        return self._close_call_value(call, value)
 
     def _settle(self, call: ToolCallBuffer, arguments: dict[str, Any] | None, stage: str | None,
                 problems: tuple[str, ...]) -> bool:
@@ -551,7 +786,7 @@ class RouteAccumulator:
             return False
         return True
 
-    def _calls_in(self, calls: list[ToolCallBuffer], ready: bool) -> tuple[Any, ...]:
+    def _calls_in(self, calls: list[ToolCallBuffer], ready: bool) -> tuple[ToolCall, ...]:
         return tuple(call.snapshot(ready) for call in calls)
 
 
@@ -571,8 +806,9 @@ def error_fields(obj: object) -> object:
 
 
 def choice(index: int, text: TextBuffer | None, refusal: TextBuffer | None, reasoning: TextBuffer | None,
-           stop_reason: str | None, calls: tuple[Any, ...]) -> ChoiceResult:
-    """Build a :class:`ChoiceResult` from buffers (missing buffers read as empty)."""
+           stop_reason: str | None, calls: tuple[ToolCall, ...], **extras: Any) -> ChoiceResult:
+    """Build a :class:`ChoiceResult` from buffers (missing buffers read as empty); ``extras`` are
+    its ``items``, ``citations``, ``logprobs`` and ``assistant_message``."""
     return ChoiceResult(
         index,
         text.joined() if text is not None else "",
@@ -580,4 +816,5 @@ def choice(index: int, text: TextBuffer | None, refusal: TextBuffer | None, reas
         reasoning.joined() if reasoning is not None else "",
         stop_reason,
         calls,
+        **extras,
     )

@@ -1,25 +1,37 @@
 """Anthropic Messages (``POST /v1/messages``, ``stream: true``).
 
-Wire facts (``route-contracts.md`` §3):
+Wire facts (``route-contracts.md`` §3; vocabulary from anthropic-sdk-python 2.16.0
+``src/anthropic/types/``: ``content_block.py`` and ``beta/beta_content_block.py`` (block types),
+``raw_content_block_delta.py`` and ``beta/beta_raw_content_block_delta.py`` (delta types),
+``stop_reason.py`` and ``beta/beta_stop_reason.py``; accumulation as in
+``lib/streaming/_messages.py`` / ``_beta_messages.py`` ``accumulate_event``):
 
 * ``message_start`` -> per block ``content_block_start`` / ``content_block_delta``* /
   ``content_block_stop`` -> ``message_delta``+ -> ``message_stop``; ``ping`` anywhere (ignored);
-  unknown event types are tolerated (ignored), as the docs ask.
+  unknown *event* types are tolerated (ignored), as the docs ask.
 * dispatch is on ``data.type``; the SSE ``event:`` name, when present, must agree
   (``protocol_error`` ``event_name``). An ``event: error`` / ``{"type": "error"}`` is
   ``upstream_error`` keeping only ``error.type``.
 * blocks are keyed by ``index`` in a dict: a duplicate start, a delta or stop for an unknown or
   closed index, or a delta of the wrong kind for the block is ``protocol_error``. A second
   ``message_start`` (duplicated or spliced into a block) is ``protocol_error`` ``duplicate_start``.
-* ``text_delta`` -> text; ``thinking_delta`` -> reasoning (never mixed into text);
-  ``signature_delta`` replaces the block's signature; ``citations_delta`` and beta deltas are
-  accepted and not accumulated.
+  A block type outside :data:`CONTENT_TYPES`, or a delta type outside :data:`DELTA_TARGETS`, is
+  ``unknown_type`` (the session's ``keep_unknown_items`` keeps it verbatim in ``items`` instead).
+* ``text_delta`` -> text; ``citations_delta`` appends to the text block's ``citations``;
+  ``thinking_delta`` -> reasoning (never mixed into text); ``signature_delta`` replaces the
+  thinking block's ``signature``; ``compaction_delta`` sets the compaction block's ``content`` and
+  ``encrypted_content`` (as the SDK does).
 * ``tool_use`` blocks are client tool calls: ``input_json_delta.partial_json`` fragments are
   joined per block and parsed only at ``content_block_stop`` (an empty input is ``{}``).
   ``server_tool_use`` / ``mcp_tool_use`` run on Anthropic's side: their input is accumulated under
-  the same ceiling and must parse to an object, but they are not the caller's tool calls.
+  the same ceiling and must parse to an object, and they are result ``items`` (with every
+  ``*_tool_result``, ``container_upload``, ``compaction``, ``fallback``, ``mcp_tool_listing``
+  block), never tool calls.
+* the assistant message is ``{"role": "assistant", "content": [blocks]}``: each block as it
+  started, with its accumulated ``text`` (+ ``citations``), ``thinking`` + ``signature``, parsed
+  ``input``, or compaction fields; ``redacted_thinking`` ``data`` and result blocks verbatim.
 * terminal: ``message_stop``, with the stop reason of the last ``message_delta``. A block still
-  open then is ``truncated`` when the stop reason is not accepted (``max_tokens`` cut a tool
+  open then is ``truncated`` when the stop reason does not commit (``max_tokens`` cut a tool
   input mid-way) and ``protocol_error`` ``open_block`` otherwise.
 """
 
@@ -29,8 +41,55 @@ from typing import Any
 
 from .._outcome import Outcome
 from .._toolcalls import Fragments, ToolCallBuffer, parse_tool_input
-from .._updates import ChoiceResult
-from ._base import COMMON_NON_ACCEPTED, RouteAccumulator, RouteContract, TextBuffer
+from .._updates import JSON, ChoiceResult
+from ._base import RouteAccumulator, RouteContract, TextBuffer, choice, stop_table
+
+#: ``stop_reason`` by category: ``StopReason`` (``end_turn | max_tokens | stop_sequence | tool_use |
+#: pause_turn | refusal | model_context_window_exceeded``) and ``BetaStopReason`` (adds
+#: ``compaction``). Per https://platform.claude.com/docs/en/build-with-claude/handling-stop-reasons,
+#: ``refusal`` is a finished (refused) answer and ``pause_turn`` a server-tool loop that paused:
+#: both commit, and the caller continues a paused turn by sending the assistant message back.
+#: ``compaction`` (beta) likewise ends a turn after the context was compacted.
+STOP_REASONS = stop_table(
+    success=("end_turn", "stop_sequence", "tool_use", "pause_turn", "refusal", "compaction"),
+    length=("max_tokens", "model_context_window_exceeded"),
+)
+
+#: Content block types (``ContentBlock`` and ``BetaContentBlock`` unions) -> what they are.
+CONTENT_TYPES = {
+    "text": "text",
+    "thinking": "thinking",
+    "redacted_thinking": "opaque",
+    "tool_use": "call:function",
+    "server_tool_use": "server_call",
+    "mcp_tool_use": "server_call",
+    "web_search_tool_result": "result",
+    "web_fetch_tool_result": "result",
+    "code_execution_tool_result": "result",
+    "bash_code_execution_tool_result": "result",
+    "text_editor_code_execution_tool_result": "result",
+    "tool_search_tool_result": "result",
+    "advisor_tool_result": "result",
+    "mcp_tool_result": "result",
+    "mcp_tool_listing": "result",
+    "container_upload": "result",
+    "fallback": "result",
+    "compaction": "compaction",
+}
+
+#: Delta types (``RawContentBlockDelta`` / ``BetaRawContentBlockDelta``) -> the block roles that
+#: take them.
+DELTA_TARGETS = {
+    "text_delta": ("text",),
+    "citations_delta": ("text",),
+    "thinking_delta": ("thinking",),
+    "signature_delta": ("thinking",),
+    "input_json_delta": ("call:function", "server_call"),
+    "compaction_delta": ("compaction",),
+}
+
+#: Block roles that are result ``items``.
+_ITEM_ROLES = frozenset({"server_call", "result", "compaction", "unknown"})
 
 CONTRACT = RouteContract(
     name="anthropic-messages",
@@ -48,7 +107,8 @@ CONTRACT = RouteContract(
     accumulator_key="content_block index (dict; duplicate, unknown and closed indexes are refused)",
     close_condition="content_block_stop for the block's index",
     terminal_condition="message_stop, with the stop reason from the last message_delta",
-    non_accepted_stop_reasons=COMMON_NON_ACCEPTED,
+    stop_reasons=STOP_REASONS,
+    content_types=CONTENT_TYPES,
     dispatch_key="type",
     before_start=frozenset({"message_start", "ping", "error"}),
     choices_key=None,
@@ -56,26 +116,60 @@ CONTRACT = RouteContract(
     done_sentinel="ignored",  # a stray sentinel (vercel harness artefact)
 )
 
-_SERVER_TOOL_BLOCKS = frozenset({"server_tool_use", "mcp_tool_use"})
-
 
 class _Block:
     """One content block."""
 
-    __slots__ = ("call", "closed", "index", "preset", "server", "text", "type")
+    __slots__ = ("call", "citations", "closed", "index", "preset", "role", "server", "signature", "start", "text",
+                 "type", "updates", "value")
 
-    def __init__(self, index: int, block_type: str) -> None:
+    def __init__(self, index: int, block_type: str, role: str, start: dict[str, Any]) -> None:
         self.index = index
         self.type = block_type
+        self.role = role
         self.closed = False
+        #: The block as ``content_block_start`` sent it.
+        self.start = start
         #: Text or thinking accumulation (text / thinking blocks).
         self.text: TextBuffer | None = None
         #: Client tool call (tool_use blocks).
         self.call: ToolCallBuffer | None = None
-        #: Server-side tool input (server_tool_use / mcp_tool_use blocks).
+        #: Server-side tool input (server_tool_use / mcp_tool_use blocks), and its parsed value.
         self.server: Fragments | None = None
+        self.value: object = None
         #: A non-empty ``input`` object sent whole in content_block_start.
         self.preset: dict[str, Any] | None = None
+        #: Thinking blocks: the latest signature; text blocks: citations; compaction blocks: the
+        #: fields compaction_delta set.
+        self.signature = ""
+        self.citations: list[JSON] = []
+        self.updates: dict[str, Any] = {}
+
+    def native(self) -> dict[str, Any]:
+        """The block as the next request must send it back."""
+        block = dict(self.start)
+        role = self.role
+        if role == "text":
+            assert self.text is not None
+            block["text"] = self.text.joined()
+            if self.citations:
+                block["citations"] = list(self.citations)
+        elif role == "thinking":
+            assert self.text is not None
+            block["thinking"] = self.text.joined()
+            block["signature"] = self.signature
+        elif role == "call:function":
+            call = self.call
+            if call is not None and call.arguments is not None:
+                block["input"] = call.arguments
+            elif self.preset is not None:
+                block["input"] = self.preset
+        elif role == "server_call":
+            if isinstance(self.value, dict):
+                block["input"] = self.value
+        elif role == "compaction":
+            block.update(self.updates)
+        return block
 
 
 class AnthropicMessagesAccumulator(RouteAccumulator):
@@ -83,11 +177,13 @@ class AnthropicMessagesAccumulator(RouteAccumulator):
 
     contract = CONTRACT
 
-    __slots__ = ("_blocks",)
+    __slots__ = ("_blocks", "_kept")
 
-    def __init__(self, *args: Any) -> None:
-        super().__init__(*args)
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
         self._blocks: dict[int, _Block] = {}
+        #: Delta events of unknown types kept verbatim (``keep_unknown``).
+        self._kept: list[JSON] = []
         #: ``data.type`` -> handler. Types not listed are tolerated and ignored.
         self._handlers = {
             "content_block_delta": self._block_delta,
@@ -109,6 +205,7 @@ class AnthropicMessagesAccumulator(RouteAccumulator):
         if message.__class__ is not dict:
             self._protocol("envelope")
             return
+        self._identity(message.get("id"), message.get("model"))
         usage = message.get("usage")
         if usage.__class__ is dict:
             self.usage = dict(usage)
@@ -132,9 +229,7 @@ class AnthropicMessagesAccumulator(RouteAccumulator):
             self.usage.update(usage)
 
     def _message_stop(self, obj: dict[str, Any]) -> None:
-        stop = self.stop_reason
-        open_blocks = sum(1 for b in self._blocks.values() if not b.closed)
-        self._terminal(stop, stop is not None and self._accepts(stop), open_blocks)
+        self._terminal(self.stop_reason, sum(1 for b in self._blocks.values() if not b.closed))
 
     # -- blocks --------------------------------------------------------------------------
 
@@ -152,20 +247,37 @@ class AnthropicMessagesAccumulator(RouteAccumulator):
         if index in self._blocks:
             self._protocol("duplicate_block")
             return
-        if not self._check_blocks(len(self._blocks)):
+        role = CONTENT_TYPES.get(block_type)
+        if role is None:
+            if not self._unknown():
+                return
+            role = "unknown"
+        if not self._check_blocks(len(self._blocks)) or not self._retain():
             return
-        block = self._blocks[index] = _Block(index, block_type)
-        if block_type == "text" or block_type == "thinking":
-            block.text = TextBuffer("text" if block_type == "text" else "reasoning", index)
+        block = self._blocks[index] = _Block(index, block_type, role, cb)
+        if role == "text" or role == "thinking":
+            block.text = TextBuffer("text" if role == "text" else "reasoning", index)
             self._optional_text(block.text, cb.get(block_type))  # text sent whole in the start
-        elif block_type == "tool_use":
+            if role == "thinking":
+                signature = cb.get("signature")
+                if signature and self._sign("", signature):
+                    block.signature = signature
+            else:
+                citations = cb.get("citations")
+                if citations:
+                    self._each(citations, self._cite, block.citations)
+        elif role == "opaque":
+            data = cb.get("data")
+            if data is not None:
+                self._sign("", data)  # redacted_thinking data counts as a signature
+        elif role == "call:function":
             call_id, name = cb.get("id"), cb.get("name")
             block.call = self._new_call(call_id if call_id.__class__ is str else None,
                                         name if name.__class__ is str else None)
             preset = cb.get("input")
             if preset and preset.__class__ is dict:
                 block.preset = preset
-        elif block_type in _SERVER_TOOL_BLOCKS:
+        elif role == "server_call":
             block.server = Fragments()
 
     def _block(self, obj: dict[str, Any]) -> _Block | None:
@@ -194,12 +306,22 @@ class AnthropicMessagesAccumulator(RouteAccumulator):
         if kind == "text_delta":
             fragment = delta.get("text")
             buf = block.text
-            if block.type != "text" or buf is None:
+            if block.role != "text" or buf is None:
                 self._protocol("delta_type")
             elif fragment.__class__ is not str:
                 self._protocol("envelope")
             elif fragment:
                 self._text(buf, fragment)
+            return
+        targets = DELTA_TARGETS.get(kind)  # type: ignore[arg-type]
+        if targets is None:
+            if kind.__class__ is not str:
+                self._protocol("envelope")
+            elif self._unknown():
+                self._kept.append(obj)
+            return
+        if block.role not in targets:
+            self._protocol("delta_type")
         elif kind == "input_json_delta":
             fragment = delta.get("partial_json")
             if fragment.__class__ is not str:
@@ -209,24 +331,22 @@ class AnthropicMessagesAccumulator(RouteAccumulator):
                     self._tool_input(block.call, fragment)
             elif block.server is not None:
                 self._server_input(block.server, fragment)
-            else:
-                self._protocol("delta_type")
         elif kind == "thinking_delta":
-            self._text_like(block, "thinking", delta.get("thinking"))
-        elif kind == "signature_delta" and block.type != "thinking":
-            self._protocol("delta_type")
-        # signature_delta (it replaces a signature we do not keep), citations_delta,
-        # compaction_delta and unknown delta types: accepted, not accumulated.
-
-    def _text_like(self, block: _Block, block_type: str, fragment: object) -> None:
-        if block.type != block_type or block.text is None:
-            self._protocol("delta_type")
-            return
-        if fragment.__class__ is not str:
-            self._protocol("envelope")
-            return
-        if fragment:
-            self._text(block.text, fragment)
+            fragment = delta.get("thinking")
+            if fragment.__class__ is not str:
+                self._protocol("envelope")
+            elif fragment:
+                assert block.text is not None
+                self._text(block.text, fragment)
+        elif kind == "signature_delta":
+            signature = delta.get("signature")
+            if self._sign(block.signature, signature):
+                block.signature = signature  # type: ignore[assignment]
+        elif kind == "citations_delta":
+            self._cite(block.citations, delta.get("citation"))
+        elif self._retain():  # compaction_delta
+            block.updates["content"] = delta.get("content")
+            block.updates["encrypted_content"] = delta.get("encrypted_content")
 
     def _server_input(self, server: Fragments, fragment: str) -> None:
         """Server tool input: same per-block ceiling as a client call, no updates."""
@@ -252,6 +372,7 @@ class AnthropicMessagesAccumulator(RouteAccumulator):
             value, _ = parse_tool_input(block.server.joined())
             if not isinstance(value, dict):
                 self._fail(Outcome.PAYLOAD_ERROR, "tool_json" if value is None else "tool_not_object")
+            block.value = value
 
     # -- results -------------------------------------------------------------------------
 
@@ -260,6 +381,14 @@ class AnthropicMessagesAccumulator(RouteAccumulator):
 
     def choice_results(self, ready: bool) -> tuple[ChoiceResult, ...]:
         ordered = sorted(self._blocks.values(), key=lambda b: b.index)
-        text = "".join(b.text.joined() for b in ordered if b.type == "text" and b.text is not None)
-        reasoning = "".join(b.text.joined() for b in ordered if b.type == "thinking" and b.text is not None)
-        return (ChoiceResult(0, text, "", reasoning, self.stop_reason, self._calls_in(self.calls, ready)),)
+        text = TextBuffer("text", 0)
+        reasoning = TextBuffer("reasoning", 0)
+        for b in ordered:
+            if b.text is not None:
+                (text if b.role == "text" else reasoning).parts.append(b.text.joined())
+        content = [b.native() for b in ordered]
+        items = [block for b, block in zip(ordered, content, strict=True) if b.role in _ITEM_ROLES]
+        citations = [c for b in ordered for c in b.citations]
+        message = {"role": "assistant", "content": content} if self._started else None
+        return (choice(0, text, None, reasoning, self.stop_reason, self._calls_in(self.calls, ready),
+                       items=(*items, *self._kept), citations=tuple(citations), assistant_message=message),)

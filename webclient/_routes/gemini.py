@@ -7,6 +7,17 @@ Wire facts (``route-contracts.md`` §4):
   ``[DONE]`` (a stray one is ignored).
 * candidates are keyed by ``candidates[].index`` (default 0); candidate 0's text is the result's
   text. ``text`` parts with ``thought: true`` are reasoning, never text.
+* part fields (``Part``; googleapis js-genai ``types.Part``): the data fields ``text``,
+  ``functionCall``, ``executableCode``, ``codeExecutionResult``, ``inlineData``, ``fileData`` (at
+  most one per part) and the metadata ``thought`` and ``thoughtSignature``; any other field is
+  ``unknown_type`` (the session's ``keep_unknown_items`` keeps the part verbatim in ``items``).
+  ``executableCode`` / ``codeExecutionResult`` (hosted code execution) and ``inlineData`` /
+  ``fileData`` (generated media) are result ``items``; so are a candidate's ``groundingMetadata``
+  and ``urlContextMetadata`` (hosted search / URL context; the latest one is kept).
+  ``citationMetadata`` sources (``citationSources``, Vertex ``citations``) are citations.
+* the assistant message is ``{"role": "model", "parts": [...]}``: consecutive unsigned text
+  parts of one kind are merged; a part carrying ``thoughtSignature`` is kept as its own part with
+  the signature on it (signatures are never moved between parts); other parts verbatim.
 * a ``functionCall`` part normally arrives whole (``name`` + ``args`` object): the call opens,
   closes and is validated at once (``args`` absent means ``{}``).
 * Streamed arguments (Vertex / Gemini 3, ``streamFunctionCallArguments``): a ``functionCall`` with
@@ -19,9 +30,9 @@ Wire facts (``route-contracts.md`` §4):
   grammar makes the call ``invalid`` (``tool_json``).
 * terminal: every candidate seen carries ``finishReason`` (a ``promptFeedback.blockReason`` with no
   candidates is a terminal refusal of the prompt), then EOF; any event after it is
-  ``after_terminal``. ``MAX_TOKENS`` and the filter reasons (``SAFETY``, ``RECITATION``,
-  ``BLOCKLIST``, ``PROHIBITED_CONTENT``, ``SPII``, ``IMAGE_SAFETY``) and ``MALFORMED_FUNCTION_CALL``
-  are not accepted by default: Gemini's spelling of ``length`` / ``content_filter``.
+  ``after_terminal``. Only ``STOP`` commits (:data:`STOP_REASONS`): ``MAX_TOKENS`` is length, the
+  safety / recitation / language reasons are filters, and ``OTHER``, ``MALFORMED_FUNCTION_CALL``,
+  ``UNEXPECTED_TOOL_CALL`` ... are provider failures.
 * an ``error`` object in a chunk is ``upstream_error`` (``error.status`` / ``error.code`` kept).
 """
 
@@ -32,7 +43,55 @@ import re
 from typing import Any
 
 from .._toolcalls import ToolCallBuffer
-from ._base import COMMON_NON_ACCEPTED, ChoiceState, RouteAccumulator, RouteContract
+from .._updates import JSON, ToolCall
+from ._base import ChoiceState, RouteAccumulator, RouteContract, TextBuffer, stop_table
+
+#: ``finishReason`` by category: the ``FinishReason`` enum of the Gemini API
+#: (https://ai.google.dev/api/generate-content#FinishReason; googleapis/python-genai
+#: ``google/genai/types.py`` ``FinishReason``: FINISH_REASON_UNSPECIFIED, STOP, MAX_TOKENS, SAFETY,
+#: RECITATION, LANGUAGE, OTHER, BLOCKLIST, PROHIBITED_CONTENT, SPII, MALFORMED_FUNCTION_CALL,
+#: IMAGE_SAFETY, UNEXPECTED_TOOL_CALL, TOO_MANY_TOOL_CALLS, IMAGE_PROHIBITED_CONTENT, NO_IMAGE,
+#: IMAGE_RECITATION, IMAGE_OTHER; ``MISSING_THOUGHT_SIGNATURE`` in google-genai-kotlin and later
+#: SDKs; ``MALFORMED_RESPONSE`` sent by the API, googleapis/python-genai#2937). vercel/ai's
+#: ``map-google-generative-ai-finish-reason.ts`` maps the safety family to content-filter and
+#: MALFORMED_FUNCTION_CALL to error. ``LANGUAGE`` (an unsupported language) withholds the answer:
+#: filter. ``OTHER``, ``FINISH_REASON_UNSPECIFIED`` and the tool / image failures say generation
+#: failed: failure.
+STOP_REASONS = stop_table(
+    success=("STOP",),
+    length=("MAX_TOKENS",),
+    filter=("SAFETY", "RECITATION", "LANGUAGE", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII", "IMAGE_SAFETY",
+            "IMAGE_PROHIBITED_CONTENT", "IMAGE_RECITATION"),
+    failure=("FINISH_REASON_UNSPECIFIED", "OTHER", "MALFORMED_FUNCTION_CALL", "UNEXPECTED_TOOL_CALL",
+             "TOO_MANY_TOOL_CALLS", "MISSING_THOUGHT_SIGNATURE", "MALFORMED_RESPONSE", "NO_IMAGE", "IMAGE_OTHER"),
+)
+
+#: ``promptFeedback.blockReason`` (https://ai.google.dev/api/generate-content#BlockReason:
+#: BLOCK_REASON_UNSPECIFIED, SAFETY, OTHER, BLOCKLIST, PROHIBITED_CONTENT, IMAGE_SAFETY; the SDK
+#: spells the first BLOCKED_REASON_UNSPECIFIED): the prompt was refused, a filter stop whatever
+#: the value. Anything else fails closed.
+PROMPT_BLOCK_REASONS = stop_table(
+    success=(),
+    filter=("BLOCK_REASON_UNSPECIFIED", "BLOCKED_REASON_UNSPECIFIED", "SAFETY", "OTHER", "BLOCKLIST",
+            "PROHIBITED_CONTENT", "IMAGE_SAFETY"),
+)
+
+#: Part fields this route knows -> what they are (``data`` fields: at most one per part).
+CONTENT_TYPES = {
+    "text": "data:text",
+    "functionCall": "data:call:function",
+    "executableCode": "data:item",
+    "codeExecutionResult": "data:item",
+    "inlineData": "data:item",
+    "fileData": "data:item",
+    "thought": "meta",
+    "thoughtSignature": "meta",
+    "groundingMetadata": "candidate:item",
+    "urlContextMetadata": "candidate:item",
+    "citationMetadata": "candidate:citations",
+}
+_PART_FIELDS = frozenset(k for k, v in CONTENT_TYPES.items() if not v.startswith("candidate"))
+_DATA_FIELDS = frozenset(k for k, v in CONTENT_TYPES.items() if v.startswith("data"))
 
 CONTRACT = RouteContract(
     name="gemini",
@@ -50,8 +109,8 @@ CONTRACT = RouteContract(
     accumulator_key="candidates[].index; one streaming functionCall per candidate at a time",
     close_condition="whole functionCall parts close at once; streamed ones at the first part without willContinue",
     terminal_condition="every candidate seen carries finishReason, then EOF",
-    non_accepted_stop_reasons=COMMON_NON_ACCEPTED
-    | {"SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII", "IMAGE_SAFETY", "MALFORMED_FUNCTION_CALL"},
+    stop_reasons=STOP_REASONS,
+    content_types=CONTENT_TYPES,
     dispatch_key=None,
     before_start=frozenset(),
     choices_key="candidates",
@@ -66,16 +125,67 @@ _VALUE_KEYS = ("numberValue", "boolValue", "nullValue")
 
 
 class _Candidate(ChoiceState):
-    """Per-candidate accumulation (no refusal channel), plus the call whose arguments stream."""
+    """Per-candidate accumulation (no refusal channel), plus the call whose arguments stream and
+    the parts of the assistant message."""
 
-    __slots__ = ("paths", "streaming")
+    __slots__ = ("items", "metadata", "parts", "paths", "streaming")
 
     def __init__(self, index: int) -> None:
         super().__init__(index)
-        #: The call whose arguments are streaming (partialArgs), if any.
+        #: The call whose arguments are streaming (partialArgs), if any, and its message part.
         self.streaming: ToolCallBuffer | None = None
         #: jsonPath -> list of string fragments, or a one-element tuple holding a scalar value.
         self.paths: dict[str, list[str] | tuple[object]] = {}
+        #: The assistant message's parts, in order: a text run ``_Run``, a verbatim part (dict), or a
+        #: streamed call ``_Call``.
+        self.parts: list[_Run | dict[str, Any] | _Call] = []
+        #: Verbatim result parts (executableCode ...) and kept unknown parts, in order.
+        self.items: list[JSON] = []
+        #: The latest ``groundingMetadata`` / ``urlContextMetadata``.
+        self.metadata: dict[str, JSON] = {}
+
+
+class _Run:
+    """Consecutive text of one kind (text or thought) as one message part: characters
+    ``start:end`` of the candidate's buffer, with the signature of the part it came from."""
+
+    __slots__ = ("buf", "end", "signature", "start", "thought")
+
+    def __init__(self, buf: TextBuffer, thought: bool, start: int, signature: str | None) -> None:
+        self.buf = buf
+        self.thought = thought
+        self.start = start
+        self.end = start
+        self.signature = signature
+
+    def native(self, joined: str) -> dict[str, Any]:
+        part: dict[str, Any] = {"text": joined[self.start : self.end]}
+        if self.thought:
+            part["thought"] = True
+        if self.signature is not None:
+            part["thoughtSignature"] = self.signature
+        return part
+
+
+class _Call:
+    """A streamed function call as one message part (its arguments are assembled at close)."""
+
+    __slots__ = ("call", "call_id", "signature")
+
+    def __init__(self, call: ToolCallBuffer, call_id: str | None, signature: str | None) -> None:
+        self.call = call
+        self.call_id = call_id
+        self.signature = signature
+
+    def native(self) -> dict[str, Any]:
+        fc: dict[str, Any] = {"name": self.call.name}
+        if self.call_id is not None:
+            fc["id"] = self.call_id
+        fc["args"] = self.call.arguments if self.call.arguments is not None else {}
+        part: dict[str, Any] = {"functionCall": fc}
+        if self.signature is not None:
+            part["thoughtSignature"] = self.signature
+        return part
 
 
 def _parse_path(path: str) -> list[str | int] | None:
@@ -134,6 +244,8 @@ class GeminiAccumulator(RouteAccumulator):
     # -- events (after the base's envelope step) -------------------------------------------
 
     def _chunk(self, obj: dict[str, Any], candidates: object) -> None:
+        if self.response_id is None or self.model is None:
+            self._identity(obj.get("responseId"), obj.get("modelVersion"))
         usage = obj.get("usageMetadata")
         if usage.__class__ is dict:
             self.usage = usage
@@ -145,7 +257,10 @@ class GeminiAccumulator(RouteAccumulator):
             if feedback.__class__ is dict:
                 blocked = feedback.get("blockReason")
                 if blocked.__class__ is str and blocked:
-                    self._terminal(blocked, self._accepts(blocked, default=False), 0)
+                    self._terminal(blocked, 0, PROMPT_BLOCK_REASONS)
+
+    def stop_reason_known(self, reason: str) -> bool:
+        return reason in PROMPT_BLOCK_REASONS or super().stop_reason_known(reason)
 
     def _choice(self, st: _Candidate, cand: dict[str, Any]) -> None:
         """One element of ``candidates``."""
@@ -162,37 +277,102 @@ class GeminiAccumulator(RouteAccumulator):
                     return
                 if not self._each(parts, self._part, st):
                     return
+        if not self._candidate_metadata(st, cand):
+            return
         reason = cand.get("finishReason")
-        if reason and st.finish_reason is None:
+        if reason:
             if reason.__class__ is not str:
                 self._protocol("envelope")
+                return
+            if st.finish_reason is not None:
+                self._refinish(st, reason)
                 return
             st.finish_reason = reason
             if st.streaming is not None:
                 self._close_streaming(st)
+
+    def _candidate_metadata(self, st: _Candidate, cand: dict[str, Any]) -> bool:
+        """Citation sources, and the latest grounding / URL-context metadata (items)."""
+        cited = cand.get("citationMetadata")
+        if cited:
+            if cited.__class__ is not dict:
+                self._protocol("envelope")
+                return False
+            sources = cited.get("citationSources") or cited.get("citations")
+            if sources and not self._each(sources, self._cite, st.citations):
+                return False
+        for key in ("groundingMetadata", "urlContextMetadata"):
+            value = cand.get(key)
+            if value:
+                if value.__class__ is not dict:
+                    self._protocol("envelope")
+                    return False
+                if not self._retain():
+                    return False
+                st.metadata[key] = value
+        return True
 
     def _part(self, st: _Candidate, part: object) -> None:
         if part.__class__ is not dict:
             self._protocol("envelope")
             return
         p: dict[str, Any] = part
-        text = p.get("text")
-        if text:
-            if text.__class__ is not str:
-                self._protocol("envelope")
-                return
-            self._text(st.reasoning if p.get("thought") is True else st.text, text)
+        data = [key for key in p if key in _DATA_FIELDS]
+        if len(data) > 1:
+            self._protocol("envelope")
             return
-        call = p.get("functionCall")
-        if call is not None:
+        if any(key not in _PART_FIELDS for key in p):
+            if self._unknown():
+                st.parts.append(p)
+                st.items.append(p)
+            return
+        signature = p.get("thoughtSignature")
+        if signature is not None:
+            if not self._sign("", signature):
+                return
+            signature = signature or None  # an empty signature signs nothing
+        field = data[0] if data else None
+        if field == "text":
+            self._text_part(st, p["text"], p.get("thought") is True, signature)
+        elif field == "functionCall":
+            call = p["functionCall"]
             if call.__class__ is not dict:
                 self._protocol("envelope")
                 return
-            self._function_call(st, call)
+            self._function_call(st, call, p, signature)
+        elif field is not None:
+            if p[field].__class__ is not dict:
+                self._protocol("envelope")
+            elif self._retain():
+                st.parts.append(p)
+                st.items.append(p)
+        elif signature is not None:
+            st.parts.append(p)  # a signature-only part: kept as it came
+
+    def _text_part(self, st: _Candidate, text: object, thought: bool, signature: str | None) -> None:
+        """A text part: appended to its channel and to the message's current run of that kind
+        (a signed part starts, and ends, a run of its own)."""
+        if text.__class__ is not str:
+            self._protocol("envelope")
+            return
+        buf = st.reasoning if thought else st.text
+        start = buf.size
+        if not text and signature is None:
+            return  # nothing to show and nothing to send back
+        if text and not self._text(buf, text):
+            return
+        last = st.parts[-1] if st.parts else None
+        if (signature is None and last.__class__ is _Run and last.buf is buf
+                and last.signature is None):
+            run: _Run = last
+        else:
+            run = _Run(buf, thought, start, signature)
+            st.parts.append(run)
+        run.end = buf.size
 
     # -- function calls ------------------------------------------------------------------
 
-    def _function_call(self, st: _Candidate, fc: dict[str, Any]) -> None:
+    def _function_call(self, st: _Candidate, fc: dict[str, Any], part: dict[str, Any], signature: str | None) -> None:
         name = fc.get("name")
         call_id = fc.get("id")
         will_continue = fc.get("willContinue") is True
@@ -224,10 +404,16 @@ class GeminiAccumulator(RouteAccumulator):
                 value = {} if args is None else args
                 if not self._tool_input(call, _dumps(value, ensure_ascii=False)):
                     return
+                st.parts.append(part)  # a whole call is its own message part, verbatim
                 self._close_call_value(call, value)
                 return
             st.streaming = call
             st.paths = {}
+            st.parts.append(_Call(call, call_id or None, signature))
+        elif signature is not None:
+            record = next(r for r in reversed(st.parts) if r.__class__ is _Call)
+            if record.signature is None:
+                record.signature = signature
         if pieces and not self._each(pieces, self._partial_arg, st):
             return
         if not will_continue:
@@ -277,7 +463,17 @@ class GeminiAccumulator(RouteAccumulator):
             self._close_call(call, validate=False)
             return self._settle(call, None, "tool_json", ("streamed argument path not supported",))
         # The assembled object is what the call's input is from here on.
-        call.parts[:] = [_dumps(arguments, ensure_ascii=False)]
-        return self._close_call_value(call, arguments)
+        return self._close_call_object(call, arguments)
 
-    # open_count and choice_results: the base's (candidates in index order).
+    # -- results (open_count and choice_results: the base's, candidates in index order) ------
+
+    def _choice_extras(self, st: _Candidate, calls: tuple[ToolCall, ...]) -> dict[str, Any]:
+        text, reasoning = st.text.joined(), st.reasoning.joined()
+        parts = [
+            r.native(text if r.buf is st.text else reasoning) if r.__class__ is _Run
+            else r.native() if r.__class__ is _Call else r
+            for r in st.parts
+        ]
+        items = [*st.items, *({key: value} for key, value in st.metadata.items())]
+        return {"items": tuple(items), "citations": tuple(st.citations), "logprobs": None,
+                "assistant_message": {"role": "model", "parts": parts}}

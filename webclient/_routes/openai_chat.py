@@ -14,12 +14,21 @@ Wire facts (``route-contracts.md`` §1):
   with that id); a fragment with neither continues the latest call of the choice; a fragment
   whose index is known but whose non-empty id differs starts a new call. The legacy
   ``delta.function_call`` is one call per choice.
-* tool calls close when their choice's ``finish_reason`` arrives. If that stop reason is accepted
+* ``tool_calls[].type`` is ``"function"`` (or absent) or ``"custom"`` (a free-text
+  ``custom: {name, input}`` call, kind ``custom``); any other type is ``unknown_type``.
+* tool calls close when their choice's ``finish_reason`` arrives. If that stop reason commits
   they are parsed and validated there and then; if not (``length``) they stay ``closed`` and the
-  attempt is ``truncated`` at ``[DONE]``.
+  attempt ends with the stop reason's outcome at ``[DONE]``.
+* a finished choice that gets a *different* finish reason that does not commit takes it (a
+  ``stop`` re-finished with ``content_filter`` is filtered); other repeats are ignored.
+* ``delta.annotations`` (OpenRouter, web search) are citations; ``choices[].logprobs`` content
+  and refusal entries are kept per choice (item ceiling).
 * terminal: ``[DONE]`` after every choice seen has a ``finish_reason``; ``[DONE]`` without one is
   ``truncated`` (``missing_stop``). A usage-only chunk (``choices: []``) and Azure's leading
   ``prompt_filter_results`` chunk carry no choices and are fine anywhere before ``[DONE]``.
+* assistant message: ``{"role": "assistant", "content", "refusal"?, "tool_calls"? |
+  "function_call"?, "reasoning_content"?}`` (the last with the session's
+  ``include_reasoning_content``, for servers such as DeepSeek that want it back with tool calls).
 """
 
 from __future__ import annotations
@@ -27,7 +36,41 @@ from __future__ import annotations
 from typing import Any
 
 from .._toolcalls import ToolCallBuffer
-from ._base import COMMON_NON_ACCEPTED, ChoiceState, RouteAccumulator, RouteContract
+from .._updates import JSON, ToolCall
+from ._base import ChoiceState, RouteAccumulator, RouteContract, stop_table
+
+#: ``finish_reason`` by category: OpenAI Chat and the OpenAI-compatible servers and gateways.
+#:
+#: * OpenAI (and Azure OpenAI, which sends ``content_filter`` when its filter withholds output):
+#:   openai-python 3.57.0 ``src/openai/types/chat/chat_completion_chunk.py`` ``Choice.finish_reason``
+#:   = ``stop | length | tool_calls | content_filter | function_call``.
+#: * DeepSeek (https://api-docs.deepseek.com/api/create-chat-completion): the same plus
+#:   ``insufficient_system_resource`` ("interrupted due to insufficient resource of the inference
+#:   system": a provider failure).
+#: * Mistral (Mistral OpenAPI ``CompletionResponseStreamChoice.finish_reason``): ``stop | length |
+#:   model_length | error | tool_calls``; ``model_length`` is the model's context length.
+#: * OpenRouter (https://openrouter.ai/docs/api-reference/overview, "normalized" finish reasons):
+#:   ``tool_calls | stop | length | content_filter | error`` (+ ``function_call`` in its SDK's
+#:   ``FinishReason``); the provider's own value is in ``native_finish_reason`` (not read).
+#: * vLLM (``vllm/v1/engine/__init__.py`` ``FINISH_REASON_STRINGS``): ``stop | length | abort |
+#:   error | repetition`` (+ ``tool_calls`` from its tool parsers); ``abort``, ``error`` and
+#:   ``repetition`` (a repetitive pattern was detected) are failures.
+#: * Ollama (``openai/openai.go``: ``done_reason`` -> ``stop`` / ``length``, ``tool_calls`` when it
+#:   returns calls) and Groq / xAI (recordings ``vercel-ai/groq__groq-tool-call``,
+#:   ``openai-compatible__xai-tool-call``, ``pydantic-ai/test_groq__*``) use values of the OpenAI set.
+#:
+#: Anything else (Ollama's ``""`` means "not finished yet" and is not a value) fails closed; a caller
+#: whose server documents another success value passes ``accepted_stop_reasons``.
+STOP_REASONS = stop_table(
+    success=("stop", "tool_calls", "function_call"),
+    length=("length", "model_length"),
+    filter=("content_filter",),
+    failure=("insufficient_system_resource", "error", "abort", "repetition"),
+)
+
+#: ``tool_calls[].type`` values (openai-python ``ChatCompletionMessageToolCallUnion``: function,
+#: custom) -> the call kind. A fragment without a type continues its call.
+CONTENT_TYPES = {"function": "call:function", "custom": "call:custom"}
 
 CONTRACT = RouteContract(
     name="openai-chat",
@@ -46,7 +89,8 @@ CONTRACT = RouteContract(
     accumulator_key="choices[].index, then tool_calls[].index (dict) falling back to id, then the latest call",
     close_condition="a choice and its tool calls close at the choice's non-empty finish_reason",
     terminal_condition="data: [DONE] after every choice seen has a finish_reason, then EOF",
-    non_accepted_stop_reasons=COMMON_NON_ACCEPTED,
+    stop_reasons=STOP_REASONS,
+    content_types=CONTENT_TYPES,
     dispatch_key=None,
     before_start=frozenset(),
     choices_key="choices",
@@ -58,7 +102,7 @@ CONTRACT = RouteContract(
 class _Choice(ChoiceState):
     """Per-choice accumulation, plus how tool-call fragments find their call."""
 
-    __slots__ = ("by_id", "by_index", "latest", "legacy")
+    __slots__ = ("by_id", "by_index", "kept", "latest", "legacy", "logprobs")
 
     def __init__(self, index: int) -> None:
         super().__init__(index)
@@ -66,6 +110,10 @@ class _Choice(ChoiceState):
         self.by_id: dict[str, ToolCallBuffer] = {}
         self.latest: ToolCallBuffer | None = None
         self.legacy: ToolCallBuffer | None = None
+        #: ``{"content": [...], "refusal": [...]}`` once a chunk carried logprobs.
+        self.logprobs: dict[str, list[JSON]] | None = None
+        #: Tool-call fragments of unknown types kept verbatim (``keep_unknown``).
+        self.kept: list[JSON] = []
 
 
 def _has_payload(delta: dict[str, Any]) -> bool:
@@ -87,6 +135,8 @@ class OpenAIChatAccumulator(RouteAccumulator):
     # -- events (after the base's envelope step) -------------------------------------------
 
     def _chunk(self, obj: dict[str, Any], choices: object) -> None:
+        if self.response_id is None or self.model is None:
+            self._identity(obj.get("id"), obj.get("model"))
         usage = obj.get("usage")
         if usage:
             if usage.__class__ is not dict:
@@ -116,12 +166,37 @@ class OpenAIChatAccumulator(RouteAccumulator):
                     self._rare_fields(st, delta)
                     if self.failure is not None:
                         return
+        logprobs = ch.get("logprobs")
+        if logprobs and not self._logprobs(st, logprobs):
+            return
         reason = ch.get("finish_reason")
-        if reason and st.finish_reason is None:
+        if reason:
             if reason.__class__ is not str:
                 self._protocol("envelope")
                 return
-            self._finish_choice(st, reason)
+            if st.finish_reason is None:
+                self._finish_choice(st, reason)
+            else:
+                self._refinish(st, reason)
+
+    def _logprobs(self, st: _Choice, logprobs: object) -> bool:
+        """Keep a chunk's ``content`` / ``refusal`` logprob entries (item ceiling)."""
+        if logprobs.__class__ is not dict:
+            self._protocol("envelope")
+            return False
+        lp: dict[str, Any] = logprobs
+        for key in ("content", "refusal"):
+            entries = lp.get(key)
+            if entries:
+                if entries.__class__ is not list:
+                    self._protocol("envelope")
+                    return False
+                if not self._retain():
+                    return False
+                if st.logprobs is None:
+                    st.logprobs = {"content": [], "refusal": []}
+                st.logprobs[key].extend(entries)
+        return True
 
     def _rare_fields(self, st: _Choice, delta: dict[str, Any]) -> None:
         """Everything but ``content``: refusal, reasoning, tool calls, legacy function_call."""
@@ -137,10 +212,16 @@ class OpenAIChatAccumulator(RouteAccumulator):
         legacy = delta.get("function_call")
         if legacy:
             self._legacy_fragment(st, legacy)
+            if self.failure is not None:
+                return
+        annotations = delta.get("annotations")
+        if annotations:
+            self._each(annotations, self._cite, st.citations)
 
     # -- tool calls ----------------------------------------------------------------------
 
-    def _resolve(self, st: _Choice, index: int | None, call_id: str | None, name: str | None) -> ToolCallBuffer | None:
+    def _resolve(self, st: _Choice, index: int | None, call_id: str | None, name: str | None,
+                 kind: str) -> ToolCallBuffer | None:
         """Find the call a fragment continues, or open a new one (see the module docstring)."""
         if call_id:
             call = st.by_id.get(call_id)
@@ -156,7 +237,7 @@ class OpenAIChatAccumulator(RouteAccumulator):
                     call.id = call_id
                     st.by_id[call_id] = call
                     return call
-            call = self._open(st, call_id, name)
+            call = self._open(st, call_id, name, kind)
             if call is not None:
                 st.by_id[call_id] = call
                 if index is not None:
@@ -165,30 +246,32 @@ class OpenAIChatAccumulator(RouteAccumulator):
         if index is not None:
             call = st.by_index.get(index)
             if call is None:
-                call = self._open(st, None, name)
+                call = self._open(st, None, name, kind)
                 if call is not None:
                     st.by_index[index] = call
             return call
         if st.latest is not None:
             return st.latest
-        return self._open(st, None, name)
+        return self._open(st, None, name, kind)
 
-    def _open(self, st: _Choice, call_id: str | None, name: str | None) -> ToolCallBuffer | None:
-        call = self._new_call(call_id, name)
+    def _open(self, st: _Choice, call_id: str | None, name: str | None,
+              kind: str = "function") -> ToolCallBuffer | None:
+        call = self._new_call(call_id, name, kind)
         if call is not None:
             st.calls.append(call)
             st.latest = call
         return call
 
-    def _function(self, function: object) -> tuple[str | None, str | None] | None:
-        """``(name, arguments)`` of a ``{"name", "arguments"}`` object (``tool_calls[].function``
-        and the legacy ``function_call`` share the shape); ``None`` after recording ``envelope``."""
+    def _function(self, function: object, input_key: str = "arguments") -> tuple[str | None, str | None] | None:
+        """``(name, input)`` of a ``{"name", "arguments"}`` object (``tool_calls[].function`` and
+        the legacy ``function_call`` share the shape; ``tool_calls[].custom`` has ``input``);
+        ``None`` after recording ``envelope``."""
         if function.__class__ is not dict:
             self._protocol("envelope")
             return None
         fn: dict[str, Any] = function
         name = fn.get("name")
-        arguments = fn.get("arguments")
+        arguments = fn.get(input_key)
         if (name is not None and name.__class__ is not str) or (
             arguments is not None and arguments.__class__ is not str
         ):
@@ -212,19 +295,25 @@ class OpenAIChatAccumulator(RouteAccumulator):
         frag: dict[str, Any] = fragment
         index = frag.get("index")
         call_id = frag.get("id")
-        function = frag.get("function")
+        ftype = frag.get("type")
         if (index is not None and index.__class__ is not int) or (
             call_id is not None and call_id.__class__ is not str
         ):
             self._protocol("envelope")
             return
+        kind = "custom" if ftype == "custom" or "custom" in frag else "function"
+        if ftype is not None and ftype not in CONTENT_TYPES:
+            if self._unknown():
+                st.kept.append(frag)
+            return
         name = arguments = None
-        if function is not None:
-            fields = self._function(function)
+        body = frag.get(kind)
+        if body is not None:
+            fields = self._function(body, "input" if kind == "custom" else "arguments")
             if fields is None:
                 return
             name, arguments = fields
-        call = self._resolve(st, index, call_id or None, name or None)
+        call = self._resolve(st, index, call_id or None, name or None, kind)
         if call is not None:
             self._continue(call, name, arguments)
 
@@ -246,7 +335,7 @@ class OpenAIChatAccumulator(RouteAccumulator):
 
     def _finish_choice(self, st: _Choice, reason: str) -> None:
         st.finish_reason = reason
-        validate = self._accepts(reason)
+        validate = self._stop_failure(reason) is None
         for call in st.calls:
             if call.open and not self._close_call(call, validate):
                 return
@@ -254,9 +343,28 @@ class OpenAIChatAccumulator(RouteAccumulator):
     def _done(self) -> None:
         ordered = self._ordered_choices()
         if not ordered or any(c.finish_reason is None for c in ordered):
-            self._terminal(None, True, 0)
+            self._terminal(None, 0)
             self.stop_reason = ordered[0].finish_reason if ordered else None
             return
         self._terminal_choices()
 
-    # open_count and choice_results: the base's (choices in index order).
+    # -- results (open_count and choice_results: the base's, choices in index order) ----------
+
+    def _choice_extras(self, st: _Choice, calls: tuple[ToolCall, ...]) -> dict[str, Any]:
+        text, refusal = st.text.joined(), st.refusal.joined()
+        message: dict[str, Any] = {"role": "assistant", "content": text if text or not (calls or refusal) else None}
+        if refusal:
+            message["refusal"] = refusal
+        listed = [c for c in calls if st.legacy is None or c.call != st.legacy.call]
+        if listed:
+            message["tool_calls"] = [
+                {"id": c.id, "type": "custom", "custom": {"name": c.name, "input": c.input_text}} if c.kind == "custom"
+                else {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.input_text}}
+                for c in listed
+            ]
+        if st.legacy is not None:
+            message["function_call"] = {"name": st.legacy.name, "arguments": st.legacy.joined()}
+        if self._reasoning_content:
+            message["reasoning_content"] = st.reasoning.joined()
+        return {"items": tuple(st.kept), "citations": tuple(st.citations), "logprobs": st.logprobs,
+                "assistant_message": message}

@@ -1,21 +1,41 @@
 """OpenAI Responses (``POST /v1/responses``, ``stream: true``).
 
-Wire facts (``route-contracts.md`` §2):
+Wire facts (``route-contracts.md`` §2; vocabulary from openai-python 3.57.0
+``src/openai/types/responses/``: ``response_output_item.py`` (the ``ResponseOutputItem`` union),
+``response_stream_event.py`` (the event union), ``response.py`` (``IncompleteDetails.reason``),
+``response_status.py``):
 
 * typed events (``data.type``; the SSE ``event:`` name, when present, must agree). The first
-  event must be ``response.created``; a second one is ``duplicate_start``. Unknown types are
-  tolerated. ``sequence_number`` may be absent and is not relied on.
+  event must be ``response.created``; a second one is ``duplicate_start``. Unknown event types
+  are tolerated. ``sequence_number`` may be absent (a March-2025 api.openai.com recording has none); when
+  present it must count up by one (``sequence_gap`` / ``sequence_order``), and it makes the stream
+  resumable: ``GET {path}/{id}?stream=true&starting_after=N`` (``webclient._resume``).
 * items are keyed by ``output_index`` (falling back to ``item_id``) in a dict, opened by
   ``response.output_item.added`` and closed by ``response.output_item.done``. Deltas for an
-  unknown or closed item, or of a kind the item cannot take, are ``protocol_error``.
+  unknown or closed item, or of a kind the item cannot take, are ``protocol_error``. An item type
+  outside :data:`CONTENT_TYPES` is ``unknown_type`` (the session's ``keep_unknown_items`` keeps it
+  verbatim instead); so is a content / summary part type outside it.
 * ``output_text.delta`` -> text, ``refusal.delta`` -> refusal, ``reasoning_text.delta`` and
-  ``reasoning_summary_text.delta`` -> reasoning.
-* ``function_call`` items are client tool calls. ``function_call_arguments.delta`` fragments are
-  joined; ``function_call_arguments.done`` closes the call and its ``arguments`` must equal the
-  joined deltas (``payload_error`` ``tool_arguments_mismatch``); when no delta came (LM Studio)
-  the ``.done`` arguments are the input. ``output_item.done`` closes a call that had no ``.done``.
-* terminal: ``response.completed`` (stop reason ``"completed"``), ``response.incomplete``
-  (stop reason ``incomplete_details.reason``; not accepted by default, so ``truncated``), or
+  ``reasoning_summary_text.delta`` -> reasoning; ``output_text.annotation.added`` -> citations. A
+  closed ``message`` item's ``output_text`` / ``refusal`` parts must equal what the deltas built
+  (``item_mismatch``); when no delta came, the item's text is the text.
+* client calls (``ToolCall.kind``): ``function_call`` (arguments streamed by
+  ``function_call_arguments.delta/.done``), ``custom_tool_call`` (free-text input streamed by
+  ``custom_tool_call_input.delta/.done``), ``mcp_approval_request`` (``arguments`` JSON in the
+  item), and the whole-item calls ``computer_call``, ``local_shell_call``, ``shell_call`` (its
+  ``shell_call_command.delta`` text is shown while it streams) and ``apply_patch_call``, whose
+  arguments are the item's action fields at ``output_item.done``. A streamed input's ``.done``
+  value must equal the joined deltas (``payload_error`` ``tool_arguments_mismatch``); when no delta
+  came (LM Studio) the ``.done`` value is the input. ``output_item.done`` closes a call that had no
+  ``.done``. A ``shell_call`` in a container environment runs on OpenAI's side: it is hosted.
+* hosted items (``web_search_call``, ``file_search_call``, ``code_interpreter_call``,
+  ``image_generation_call``, ``mcp_call``, ``mcp_list_tools``, hosted ``shell_call`` and its
+  ``shell_call_output``, ``compaction``) are result ``items``, never tool calls; their progress
+  events are accepted and not accumulated.
+* the assistant message is the list of output items as ``output_item.done`` sent them (the
+  ``.added`` item while one never closed): ``reasoning`` items keep their ``encrypted_content``.
+* terminal: ``response.completed`` (stop reason: its ``response.status``, ``"completed"`` when
+  absent), ``response.incomplete`` (stop reason ``incomplete_details.reason``), or
   ``response.failed`` / ``error`` (``upstream_error``). A stray ``[DONE]`` (OpenRouter) is ignored.
 """
 
@@ -23,9 +43,80 @@ from __future__ import annotations
 
 from typing import Any
 
+from .._resume import ResumeContract
 from .._toolcalls import ToolCallBuffer
-from .._updates import ChoiceResult
-from ._base import COMMON_NON_ACCEPTED, RouteAccumulator, RouteContract, TextBuffer, ignore
+from .._updates import JSON, ChoiceResult
+from ._base import RouteAccumulator, RouteContract, TextBuffer, choice, ignore, stop_table
+
+#: Stop reasons: ``response.status`` of the terminal response (``response_status.py``:
+#: ``completed | failed | in_progress | cancelled | queued | incomplete``; the last two are not
+#: terminal and so are not listed) and ``incomplete_details.reason`` (``response.py``:
+#: ``max_output_tokens | max_messages | content_filter | steered``). ``steered`` (the response
+#: stopped at a safe boundary after a WebSocket ``response.steer``; a successor response carries
+#: on) is an unfinished answer: length category. ``incomplete`` is a ``response.incomplete``
+#: without a reason.
+STOP_REASONS = stop_table(
+    success=("completed",),
+    length=("max_output_tokens", "max_messages", "steered", "incomplete"),
+    filter=("content_filter",),
+    failure=("failed", "cancelled"),
+)
+
+#: Output item types (``ResponseOutputItem``) and content / summary part types
+#: (``ResponseContentPartAddedEvent.part``, ``ResponseReasoningSummaryPartAddedEvent.part``) this
+#: route knows -> what they are. ``call:<kind>`` items are client tool calls of that kind.
+CONTENT_TYPES = {
+    "message": "message",
+    "reasoning": "reasoning",
+    "function_call": "call:function",
+    "custom_tool_call": "call:custom",
+    "computer_call": "call:computer",
+    "local_shell_call": "call:local_shell",
+    "shell_call": "call:shell",
+    "apply_patch_call": "call:apply_patch",
+    "mcp_approval_request": "call:mcp_approval",
+    "mcp_call": "hosted",
+    "mcp_list_tools": "hosted",
+    "web_search_call": "hosted",
+    "file_search_call": "hosted",
+    "code_interpreter_call": "hosted",
+    "image_generation_call": "hosted",
+    "shell_call_output": "hosted",
+    "compaction": "hosted",
+    "output_text": "part",
+    "refusal": "part",
+    "reasoning_text": "part",
+    "summary_text": "summary_part",
+}
+
+#: Client call kind -> (item field holding its streamed / JSON input, or the item fields that
+#: make up the arguments of a whole-item call).
+_CALL_INPUT: dict[str, str] = {"function": "arguments", "custom": "input", "mcp_approval": "arguments"}
+_CALL_FIELDS: dict[str, tuple[str, ...]] = {
+    "computer": ("action", "actions", "pending_safety_checks"),
+    "local_shell": ("action",),
+    "shell": ("action", "environment"),
+    "apply_patch": ("operation",),
+}
+#: The item type each streamed-input event belongs to.
+_ITEM_OF_KIND = {"function": "function_call", "custom": "custom_tool_call", "shell": "shell_call"}
+
+#: Progress events of hosted tools: accepted, nothing accumulated (the final item is in
+#: ``output_item.done``).
+_HOSTED_PROGRESS = (
+    "response.web_search_call.in_progress", "response.web_search_call.searching",
+    "response.web_search_call.completed", "response.file_search_call.in_progress",
+    "response.file_search_call.searching", "response.file_search_call.completed",
+    "response.code_interpreter_call.in_progress", "response.code_interpreter_call.interpreting",
+    "response.code_interpreter_call.completed", "response.code_interpreter_call_code.delta",
+    "response.code_interpreter_call_code.done", "response.image_generation_call.in_progress",
+    "response.image_generation_call.generating", "response.image_generation_call.partial_image",
+    "response.image_generation_call.completed", "response.mcp_call.in_progress", "response.mcp_call.completed",
+    "response.mcp_call.failed", "response.mcp_call_arguments.delta", "response.mcp_call_arguments.done",
+    "response.mcp_list_tools.in_progress", "response.mcp_list_tools.completed", "response.mcp_list_tools.failed",
+    "response.shell_call_output_content.delta", "response.shell_call_output_content.done",
+    "response.compaction.compacting",
+)
 
 CONTRACT = RouteContract(
     name="openai-responses",
@@ -34,35 +125,49 @@ CONTRACT = RouteContract(
     start_event="response.created",
     text_delta=("response.output_text.delta", "response.refusal.delta", "response.reasoning_text.delta",
                 "response.reasoning_summary_text.delta"),
-    tool_input_delta=("response.function_call_arguments.delta",),
-    block_open=("response.output_item.added",),
-    block_close=("response.output_item.done", "response.function_call_arguments.done"),
+    tool_input_delta=("response.function_call_arguments.delta", "response.custom_tool_call_input.delta",
+                      "response.shell_call_command.delta"),
+    block_open=("response.output_item.added", "response.content_part.added", "response.reasoning_summary_part.added"),
+    block_close=("response.output_item.done", "response.function_call_arguments.done",
+                 "response.custom_tool_call_input.done"),
     terminal=("response.completed", "response.incomplete", "response.failed"),
     error=("error", "response.failed"),
     usage=("response.completed",),
     keep_alive=(": comment",),
     accumulator_key="output_index (dict), falling back to item_id",
-    close_condition="response.output_item.done; for calls also response.function_call_arguments.done",
+    close_condition="response.output_item.done; for streamed inputs also their .done event",
     terminal_condition="response.completed (or response.incomplete / response.failed), then EOF",
-    non_accepted_stop_reasons=COMMON_NON_ACCEPTED | {"incomplete"},
+    stop_reasons=STOP_REASONS,
+    content_types=CONTENT_TYPES,
     dispatch_key="type",
     before_start=frozenset({"response.created", "error"}),
     choices_key=None,
     cross_check_event_name=True,
     done_sentinel="ignored",  # OpenRouter appends one; not part of this route's contract
+    # "Resume streaming" of a background response (OpenAI API reference, Responses: retrieve with
+    # stream=true&starting_after; the ids and numbers as in every recorded stream).
+    resume=ResumeContract(sequence_key="sequence_number", id_event="response.created", id_path=("response", "id"),
+                          path="/{id}", query=(("stream", "true"), ("starting_after", "{sequence_number}"))),
 )
+
+_PART_TYPES = {"response.content_part.added": "part", "response.reasoning_summary_part.added": "summary_part"}
 
 
 class _Item:
     """One output item."""
 
-    __slots__ = ("call", "closed", "id", "index", "reasoning", "refusal", "text", "type")
+    __slots__ = ("added", "call", "closed", "final", "id", "index", "kept", "reasoning", "refusal", "text", "type")
 
-    def __init__(self, index: int, item_id: str | None, item_type: str) -> None:
+    def __init__(self, index: int, item_id: str | None, item_type: str, added: dict[str, Any]) -> None:
         self.index = index
         self.id = item_id
         self.type = item_type
         self.closed = False
+        #: The item as ``output_item.added`` / ``output_item.done`` sent it.
+        self.added = added
+        self.final: dict[str, Any] | None = None
+        #: Whether it goes to the result's ``items`` (hosted, or unknown and kept).
+        self.kept = False
         self.text: TextBuffer | None = None
         self.refusal: TextBuffer | None = None
         self.reasoning: TextBuffer | None = None
@@ -74,33 +179,40 @@ class OpenAIResponsesAccumulator(RouteAccumulator):
 
     contract = CONTRACT
 
-    __slots__ = ("_by_id", "_items")
+    __slots__ = ("_by_id", "_citations", "_items")
 
-    def __init__(self, *args: Any) -> None:
-        super().__init__(*args)
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
         self._items: dict[int, _Item] = {}
         self._by_id: dict[str, _Item] = {}
+        self._citations: list[JSON] = []
         part = self._part_event
         #: ``data.type`` -> handler. Types not listed are tolerated and ignored.
         self._handlers = {
             "response.output_text.delta": self._output_text_delta,
-            "response.function_call_arguments.delta": self._arguments_delta,
+            "response.function_call_arguments.delta": self._input_delta,
+            "response.custom_tool_call_input.delta": self._input_delta,
+            "response.shell_call_command.delta": self._input_delta,
             "response.reasoning_text.delta": self._reasoning_delta,
             "response.reasoning_summary_text.delta": self._reasoning_delta,
             "response.refusal.delta": self._refusal_delta,
-            "response.function_call_arguments.done": self._arguments_done,
+            "response.function_call_arguments.done": self._input_done,
+            "response.custom_tool_call_input.done": self._input_done,
+            "response.shell_call_command.added": part,
+            "response.shell_call_command.done": part,
             "response.output_item.added": self._item_added,
             "response.output_item.done": self._item_done,
-            "response.content_part.added": part,
+            "response.content_part.added": self._part_added,
             "response.content_part.done": part,
             "response.output_text.done": part,
-            "response.output_text.annotation.added": part,
+            "response.output_text.annotation.added": self._annotation,
             "response.refusal.done": part,
             "response.reasoning_text.done": part,
-            "response.reasoning_summary_part.added": part,
+            "response.reasoning_summary_part.added": self._part_added,
             "response.reasoning_summary_part.done": part,
             "response.reasoning_summary_text.done": part,
-            "response.created": self._start,
+            **dict.fromkeys(_HOSTED_PROGRESS, ignore),
+            "response.created": self._created,
             "response.in_progress": ignore,
             "response.queued": ignore,
             "response.completed": self._completed,
@@ -109,18 +221,28 @@ class OpenAIResponsesAccumulator(RouteAccumulator):
             "error": self._error,  # nested {"error": {type, code}} (live) or flat {type: "error", code}
         }
 
-    # -- lifecycle (``response.created`` is the base's ``_start``) ------------------------------
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    def _created(self, obj: dict[str, Any]) -> None:
+        if self._start():
+            response = obj.get("response")
+            if response.__class__ is dict:
+                self._identity(response.get("id"), response.get("model"))
 
     def _open_blocks(self) -> int:
         return sum(1 for item in self._items.values() if not item.closed) + sum(1 for c in self.calls if c.open)
 
     def _completed(self, obj: dict[str, Any]) -> None:
+        status = "completed"
         response = obj.get("response")
         if response.__class__ is dict:
             usage = response.get("usage")
             if usage.__class__ is dict:
                 self.usage = usage
-        self._terminal("completed", self._accepts("completed"), self._open_blocks())
+            given = response.get("status")
+            if given.__class__ is str and given:
+                status = given
+        self._terminal(status, self._open_blocks())
 
     def _incomplete(self, obj: dict[str, Any]) -> None:
         reason = None
@@ -132,8 +254,7 @@ class OpenAIResponsesAccumulator(RouteAccumulator):
             usage = response.get("usage")
             if usage.__class__ is dict:
                 self.usage = usage
-        stop = reason if reason.__class__ is str and reason else "incomplete"
-        self._terminal(stop, self._accepts(stop, default=False), 0)
+        self._terminal(reason if reason.__class__ is str and reason else "incomplete", 0)
 
     def _failed(self, obj: dict[str, Any]) -> None:
         response = obj.get("response")
@@ -157,24 +278,38 @@ class OpenAIResponsesAccumulator(RouteAccumulator):
         if index in self._items or (item_id and item_id in self._by_id):
             self._protocol("duplicate_block")
             return
-        if not self._check_blocks(len(self._items)):
+        role = CONTENT_TYPES.get(item_type)
+        if role is None or role.endswith("part"):
+            if not self._unknown():
+                return
+            role = "hosted"
+        elif role == "call:shell" and _hosted_environment(it):
+            role = "hosted"
+        if not self._check_blocks(len(self._items)) or not self._retain():
             return
-        item = self._items[index] = _Item(index, item_id, item_type)
+        item = self._items[index] = _Item(index, item_id, item_type, it)
         if item_id:
             self._by_id[item_id] = item
-        if item_type == "message":
+        if role == "message":
             item.text = TextBuffer("text", index)
             item.refusal = TextBuffer("refusal", index)
-        elif item_type == "reasoning":
+        elif role == "reasoning":
             item.reasoning = TextBuffer("reasoning", index)
-        elif item_type == "function_call":
-            call_id = it.get("call_id") or item_id
-            name = it.get("name")
-            call = item.call = self._new_call(call_id if call_id.__class__ is str else None,
-                                              name if name.__class__ is str else None)
-            arguments = it.get("arguments")
-            if call is not None and arguments and arguments.__class__ is str:
-                self._tool_input(call, arguments)
+        elif role == "hosted":
+            item.kept = True
+        else:
+            self._open_call(item, it, role[5:])
+
+    def _open_call(self, item: _Item, it: dict[str, Any], kind: str) -> None:
+        """A client call item: open its call; a streamed input already in the item is its start."""
+        call_id = it.get("call_id") or it.get("id")
+        name = it.get("name") if kind in _CALL_INPUT else kind
+        call = item.call = self._new_call(call_id if call_id.__class__ is str else None,
+                                          name if name.__class__ is str else None, kind)
+        key = _CALL_INPUT.get(kind)
+        text = it.get(key) if key is not None else None
+        if call is not None and text and text.__class__ is str:
+            self._tool_input(call, text)
 
     def _item(self, obj: dict[str, Any]) -> _Item | None:
         """The open item an event refers to (output_index, else item_id), or record why not."""
@@ -195,20 +330,68 @@ class OpenAIResponsesAccumulator(RouteAccumulator):
         item = self._item(obj)
         if item is None:
             return
+        it = obj.get("item")
+        if it.__class__ is not dict:
+            self._protocol("envelope")
+            return
+        if not self._retain():
+            return
         call = item.call
         if call is not None and call.open:
-            it = obj.get("item")
-            final = it.get("arguments") if it.__class__ is dict else None
-            if not self._close_with(call, final if final.__class__ is str else None):
+            key = _CALL_INPUT.get(call.kind)
+            if key is not None:
+                final = it.get(key)
+                if not self._close_with(call, final if final.__class__ is str else None):
+                    return
+            elif not self._close_call_object(call, {k: it[k] for k in _CALL_FIELDS[call.kind] if k in it}):
                 return
+        if item.text is not None and not self._reconcile(item, it):
+            return
+        item.final = it
         item.closed = True
+
+    def _reconcile(self, item: _Item, it: dict[str, Any]) -> bool:
+        """A closed message item's ``output_text`` / ``refusal`` parts must equal the deltas; when
+        no delta came for a channel, the item's text is taken (and shown)."""
+        content = it.get("content")
+        if content.__class__ is not list:
+            return True
+        for buf, part_type, key in ((item.text, "output_text", "text"), (item.refusal, "refusal", "refusal")):
+            assert buf is not None
+            pieces = [p.get(key) for p in content if p.__class__ is dict and p.get("type") == part_type]
+            if any(piece.__class__ is not str for piece in pieces):
+                self._protocol("envelope")
+                return False
+            final = "".join(pieces)  # type: ignore[arg-type]
+            if self._run is buf:
+                self.flush()  # joined() below merges the fragments the pending delta points into
+            if not buf.parts:
+                if final and not self._text(buf, final):
+                    return False
+            elif buf.joined() != final:
+                self._protocol("item_mismatch")
+                return False
+        return True
+
+    def _part_added(self, obj: dict[str, Any]) -> None:
+        item = self._item(obj)
+        if item is None:
+            return
+        part = obj.get("part")
+        part_type = part.get("type") if part.__class__ is dict else None
+        if CONTENT_TYPES.get(part_type) != _PART_TYPES[obj["type"]]:  # type: ignore[arg-type]
+            self._unknown()
 
     def _part_event(self, obj: dict[str, Any]) -> None:
         self._item(obj)
 
+    def _annotation(self, obj: dict[str, Any]) -> None:
+        if self._item(obj) is not None:
+            self._cite(self._citations, obj.get("annotation"))
+
     def _fragment(self, obj: dict[str, Any]) -> str | None:
-        """The event's ``delta`` string (text and argument deltas alike); ``None`` after
-        recording ``envelope`` when it is not a string."""
+        """The event's ``delta`` string (text and input deltas alike); ``None`` after recording
+        ``envelope`` when it is not a string."""
         fragment = obj.get("delta")
         if fragment.__class__ is not str:
             self._protocol("envelope")
@@ -238,22 +421,25 @@ class OpenAIResponsesAccumulator(RouteAccumulator):
         if item is not None:
             self._delta(obj, item.reasoning)
 
-    # -- function calls ------------------------------------------------------------------
+    # -- client calls ----------------------------------------------------------------------
 
     def _call_of(self, obj: dict[str, Any]) -> ToolCallBuffer | None:
+        """The open call a streamed-input event belongs to (its kind is in the event type)."""
+        kind = _EVENT_KIND[obj["type"]]
         item = self._item(obj)
         if item is None:
             return None
-        if item.call is None:
-            if item.type != "function_call":
+        call = item.call
+        if call is None or call.kind != kind:
+            if item.type != _ITEM_OF_KIND[kind]:
                 self._protocol("delta_type")
-            return None  # the call ceiling tripped when the item opened
-        if not item.call.open:
+            return None  # a hosted shell_call: its command events carry nothing of ours
+        if not call.open:
             self._protocol("closed_block")
             return None
-        return item.call
+        return call
 
-    def _arguments_delta(self, obj: dict[str, Any]) -> None:
+    def _input_delta(self, obj: dict[str, Any]) -> None:
         call = self._call_of(obj)
         if call is None:
             return
@@ -261,19 +447,19 @@ class OpenAIResponsesAccumulator(RouteAccumulator):
         if fragment:
             self._tool_input(call, fragment)
 
-    def _arguments_done(self, obj: dict[str, Any]) -> None:
+    def _input_done(self, obj: dict[str, Any]) -> None:
         call = self._call_of(obj)
         if call is None:
             return
-        final = obj.get("arguments")
+        final = obj.get(_CALL_INPUT[call.kind])
         if final is not None and final.__class__ is not str:
             self._protocol("envelope")
             return
         self._close_with(call, final)
 
     def _close_with(self, call: ToolCallBuffer, final: str | None) -> bool:
-        """Close ``call``; ``final`` (the ``.done`` arguments) must agree with the deltas, or be
-        the input when no delta came."""
+        """Close ``call``; ``final`` (the ``.done`` / closed item's input) must agree with the
+        deltas, or be the input when no delta came."""
         if final is not None:
             if call.parts:
                 if self._run is call:
@@ -293,7 +479,31 @@ class OpenAIResponsesAccumulator(RouteAccumulator):
 
     def choice_results(self, ready: bool) -> tuple[ChoiceResult, ...]:
         ordered = sorted(self._items.values(), key=lambda i: i.index)
-        text = "".join(i.text.joined() for i in ordered if i.text is not None)
-        refusal = "".join(i.refusal.joined() for i in ordered if i.refusal is not None)
-        reasoning = "".join(i.reasoning.joined() for i in ordered if i.reasoning is not None)
-        return (ChoiceResult(0, text, refusal, reasoning, self.stop_reason, self._calls_in(self.calls, ready)),)
+        text = TextBuffer("text", 0)
+        refusal = TextBuffer("refusal", 0)
+        reasoning = TextBuffer("reasoning", 0)
+        for i in ordered:
+            for into, buf in ((text, i.text), (refusal, i.refusal), (reasoning, i.reasoning)):
+                if buf is not None:
+                    into.parts.append(buf.joined())
+        message = [i.added if i.final is None else i.final for i in ordered] if self._started else None
+        return (choice(0, text, refusal, reasoning, self.stop_reason, self._calls_in(self.calls, ready),
+                       items=tuple(m for i, m in zip(ordered, message or (), strict=False) if i.kept),
+                       citations=tuple(self._citations), assistant_message=message),)
+
+
+#: Streamed-input event type -> the call kind it feeds.
+_EVENT_KIND = {
+    "response.function_call_arguments.delta": "function",
+    "response.function_call_arguments.done": "function",
+    "response.custom_tool_call_input.delta": "custom",
+    "response.custom_tool_call_input.done": "custom",
+    "response.shell_call_command.delta": "shell",
+}
+
+
+def _hosted_environment(it: dict[str, Any]) -> bool:
+    """A ``shell_call`` whose ``environment`` is a container runs on OpenAI's side."""
+    env = it.get("environment")
+    return env.__class__ is dict and env.get("type") == "container_reference"
+

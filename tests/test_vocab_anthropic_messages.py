@@ -1,0 +1,242 @@
+"""Route ``anthropic-messages``: every documented stop value, block type and delta type (every chunking).
+
+Shapes are the streaming examples of Anthropic's docs (platform.claude.com/docs/en/...:
+build-with-claude/streaming, extended-thinking "Streaming thinking", citations "Streaming support",
+agents-and-tools/tool-use/web-search-tool, web-fetch-tool, code-execution-tool, tool-search-tool,
+mcp-connector) with ids and long opaque values shortened, and the block models of
+anthropic-sdk-python 2.16.0 (``src/anthropic/types/`` and ``types/beta/``). Each test says which.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.route_fixtures import check, outcome_of, sse
+from tests.test_route_anthropic_messages import block_start as start
+from tests.test_route_anthropic_messages import block_stop as stop
+from tests.test_route_anthropic_messages import delta
+from webclient import Limits
+from webclient._routes import StopCategory
+from webclient._routes.anthropic_messages import STOP_REASONS
+
+ROUTE = "anthropic-messages"
+
+START = {"type": "message_start", "message": {"id": "msg_01TQ", "type": "message", "role": "assistant",
+                                              "model": "claude-sonnet-4-5", "content": [], "stop_reason": None,
+                                              "usage": {"input_tokens": 25, "output_tokens": 1}}}
+
+
+def message(*events: dict[str, Any], stop: str = "end_turn") -> bytes:
+    tail = [{"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None},
+             "usage": {"output_tokens": 15}}, {"type": "message_stop"}]
+    return sse(*((e["type"], e) for e in [START, {"type": "ping"}, *events, *tail]))
+
+
+def whole(index: int, block: dict[str, Any]) -> list[dict[str, Any]]:
+    """A block that arrives whole in content_block_start (result blocks, redacted thinking)."""
+    return [start(index, block), stop(index)]
+
+
+def text(index: int, *parts: str) -> list[dict[str, Any]]:
+    return [start(index, {"type": "text", "text": ""}), *(delta(index, type="text_delta", text=p) for p in parts),
+            stop(index)]
+
+
+# -- stop values (types/stop_reason.py, types/beta/beta_stop_reason.py) ---------------------------------
+
+EXPECTED = {StopCategory.SUCCESS: ("complete", None), StopCategory.LENGTH: ("truncated", "stop_reason"),
+            StopCategory.FILTER: ("truncated", "stop_reason"), StopCategory.FAILURE: ("upstream_error", "error_stop")}
+
+
+@pytest.mark.parametrize(("reason", "category"), sorted(STOP_REASONS.items()), ids=sorted(STOP_REASONS))
+def test_every_documented_stop_reason_ends_as_its_category(reason: str, category: StopCategory) -> None:
+    result, _ = check(ROUTE, message(*text(0, "Hi"), stop=reason))
+    assert (result.outcome.value, result.stage, result.stop_reason) == (*EXPECTED[category], reason)
+    assert result.telemetry.stop_reason == reason
+
+
+def test_pause_turn_commits_and_the_assistant_message_is_what_the_caller_sends_back_to_continue() -> None:
+    # Handling stop reasons: on pause_turn "send the response back as-is" to let Claude continue.
+    events = [start(0, {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {}}),
+              delta(0, type="input_json_delta", partial_json='{"query": "x"}'), stop(0)]
+    result, _ = check(ROUTE, message(*events, stop="pause_turn"))
+    assert (result.outcome.value, result.stop_reason) == ("complete", "pause_turn")
+    assert result.assistant_message == {"role": "assistant", "content": [
+        {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {"query": "x"}}]}
+
+
+# -- text, citations, thinking, signatures -------------------------------------------------------------
+
+
+def test_citations_delta_appends_to_the_text_blocks_citations() -> None:
+    # Citations docs, "Streaming support": a citations_delta carrying a char_location citation.
+    citation = {"type": "char_location", "cited_text": "The grass is green. ", "document_index": 0,
+                "document_title": "Example Document", "start_char_index": 0, "end_char_index": 20}
+    events = [start(0, {"type": "text", "text": ""}), delta(0, type="text_delta", text="the grass is green"),
+              delta(0, type="citations_delta", citation=citation), stop(0)]
+    result, _ = check(ROUTE, message(*events))
+    assert result.citations == (citation,)
+    assert result.assistant_message["content"] == [{"type": "text", "text": "the grass is green",
+                                                    "citations": [citation]}]
+    assert outcome_of(ROUTE, message(*events), limits=Limits(max_citations=1)) == ("complete", None)
+    assert outcome_of(ROUTE, message(*events[:2], *[events[2]] * 2, events[3]),
+                      limits=Limits(max_citations=1)) == ("buffer_limit", "citations")
+
+
+def test_a_citations_delta_on_a_thinking_block_is_the_wrong_delta_type() -> None:
+    events = [start(0, {"type": "thinking", "thinking": ""}), delta(0, type="citations_delta", citation={}), stop(0)]
+    assert outcome_of(ROUTE, message(*events)) == ("protocol_error", "delta_type")
+
+
+def test_thinking_and_its_signature_delta_make_the_thinking_block_sent_back() -> None:
+    # Extended thinking docs, "Streaming thinking": thinking_delta fragments, then signature_delta.
+    sig = "EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds"
+    events = [start(0, {"type": "thinking", "thinking": ""}),
+              delta(0, type="thinking_delta", thinking="Let me solve this step by step:\n\n1. First break down "),
+              delta(0, type="thinking_delta", thinking="27 * 453"),
+              delta(0, type="signature_delta", signature=sig), stop(0), *text(1, "27 * 453 = 12,231")]
+    result, updates = check(ROUTE, message(*events))
+    assert result.reasoning == "Let me solve this step by step:\n\n1. First break down 27 * 453"
+    assert result.assistant_message["content"][0] == {"type": "thinking", "thinking": result.reasoning,
+                                                      "signature": sig}
+    assert [u["channel"] for u in updates] == ["reasoning", "text"]
+
+
+def test_a_later_signature_delta_replaces_the_earlier_one_and_counts_once() -> None:
+    events = [start(0, {"type": "thinking", "thinking": "", "signature": ""}),
+              delta(0, type="signature_delta", signature="A" * 10), delta(0, type="signature_delta", signature="B" * 8),
+              stop(0)]
+    result, _ = check(ROUTE, message(*events), limits=Limits(max_signature_chars=10))
+    assert result.assistant_message["content"][0]["signature"] == "B" * 8
+    assert outcome_of(ROUTE, message(*events), limits=Limits(max_signature_chars=9)) == ("buffer_limit",
+                                                                                          "signatures")
+
+
+def test_redacted_thinking_data_is_kept_verbatim() -> None:
+    # Extended thinking docs, "Thinking redaction": a redacted_thinking block arrives whole.
+    block = {"type": "redacted_thinking", "data": "EmwKAhgBEgy3va3pzix/LafPsn4aDFIT2Xlxh0L5L8rLVyIwxtE3rAFBa8cr3qp"}
+    result, _ = check(ROUTE, message(*whole(0, block), *text(1, "Answer")))
+    assert result.assistant_message["content"][0] == block
+    assert result.items == () and result.reasoning == ""
+    assert outcome_of(ROUTE, message(*whole(0, block)), limits=Limits(max_signature_chars=len(block["data"]) - 1)) \
+        == ("buffer_limit", "signatures")
+
+
+# -- tool use: client calls and server tools -------------------------------------------------------
+
+
+def test_tool_use_is_a_function_call_and_its_parsed_input_is_in_the_assistant_message() -> None:
+    # Streaming docs, "Streaming request with tool use" (input_json_delta fragments).
+    events = [*text(0, "Okay, let's check the weather for San Francisco, CA:"),
+              start(1, {"type": "tool_use", "id": "toolu_01T1x1fJ34qAmk2tNTrN7Up6", "name": "get_weather",
+                        "input": {}}),
+              delta(1, type="input_json_delta", partial_json=""),
+              delta(1, type="input_json_delta", partial_json='{"location": "San Fra'),
+              delta(1, type="input_json_delta", partial_json='ncisco, CA", "unit": "fahrenheit"}'), stop(1)]
+    result, _ = check(ROUTE, message(*events, stop="tool_use"))
+    assert [(c.kind, c.id, c.name, c.arguments, c.ready) for c in result.tool_calls] == [
+        ("function", "toolu_01T1x1fJ34qAmk2tNTrN7Up6", "get_weather",
+         {"location": "San Francisco, CA", "unit": "fahrenheit"}, True)]
+    assert result.assistant_message["content"][1] == {
+        "type": "tool_use", "id": "toolu_01T1x1fJ34qAmk2tNTrN7Up6", "name": "get_weather",
+        "input": {"location": "San Francisco, CA", "unit": "fahrenheit"}}
+
+
+RESULT_BLOCKS = [
+    # Web search tool docs: the result block with its encrypted_content per result.
+    {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_014h", "content": [
+        {"type": "web_search_result", "title": "Weather in New York City", "url": "https://weatherspark.com/y/23912",
+         "encrypted_content": "Ev0DCioIAxgCIiQ3NmU4ZmI4OC1k", "page_age": None}]},
+    # Web fetch tool docs.
+    {"type": "web_fetch_tool_result", "tool_use_id": "srvtoolu_01", "content": {
+        "type": "web_fetch_result", "url": "https://example.com/article", "retrieved_at": "2025-08-25T10:30:00Z",
+        "content": {"type": "document", "source": {"type": "text", "media_type": "text/plain", "data": "Full text"},
+                    "title": "Article Title", "citations": {"enabled": True}}}},
+    # Code execution tool docs (legacy and bash / text editor sub-tools).
+    {"type": "code_execution_tool_result", "tool_use_id": "srvtoolu_02",
+     "content": {"type": "code_execution_result", "stdout": "Mean: 5.5\n", "stderr": "", "return_code": 0,
+                 "content": []}},
+    {"type": "bash_code_execution_tool_result", "tool_use_id": "srvtoolu_03",
+     "content": {"type": "bash_code_execution_result", "stdout": "total 0\n", "stderr": "", "return_code": 0,
+                 "content": []}},
+    {"type": "text_editor_code_execution_tool_result", "tool_use_id": "srvtoolu_04",
+     "content": {"type": "text_editor_code_execution_view_result", "file_type": "text", "content": "print(1)",
+                 "num_lines": 1, "start_line": 1, "total_lines": 1}},
+    # Tool search tool docs.
+    {"type": "tool_search_tool_result", "tool_use_id": "srvtoolu_05",
+     "content": {"type": "tool_search_tool_search_result",
+                 "tool_references": [{"type": "tool_reference", "tool_name": "get_weather"}]}},
+    # MCP connector docs.
+    {"type": "mcp_tool_result", "tool_use_id": "mcptoolu_01", "is_error": False,
+     "content": [{"type": "text", "text": "Hello"}]},
+    # Files API / code execution: container_upload; beta advisor, MCP listing, fallback marker.
+    {"type": "container_upload", "file_id": "file_011CNha8iCJcU1wXNR6q4V8w"},
+    {"type": "advisor_tool_result", "tool_use_id": "srvtoolu_06",
+     "content": {"type": "advisor_result", "text": "Looks right.", "stop_reason": "end_turn"}},
+    {"type": "mcp_tool_listing", "mcp_server_name": "example-mcp",
+     "tools": [{"name": "echo", "input_schema": {"type": "object"}}]},
+    {"type": "fallback", "from": {"model": "claude-opus-4-7"}, "to": {"model": "claude-sonnet-4-5"},
+     "trigger": {"type": "refusal", "category": None}},
+]
+
+
+@pytest.mark.parametrize("block", RESULT_BLOCKS, ids=[b["type"] for b in RESULT_BLOCKS])
+def test_result_blocks_are_items_sent_back_verbatim_and_never_tool_calls(block: dict[str, Any]) -> None:
+    result, _ = check(ROUTE, message(*whole(0, block), *text(1, "Done.")), tools={"get_weather": {}})
+    assert (result.outcome.value, result.tool_calls, result.text) == ("complete", (), "Done.")
+    assert result.items == (block,)
+    assert result.assistant_message["content"][0] == block
+
+
+@pytest.mark.parametrize(
+    "block",
+    [{"type": "server_tool_use", "id": "srvtoolu_014h", "name": "web_search", "input": {}},
+     {"type": "mcp_tool_use", "id": "mcptoolu_01", "name": "echo", "server_name": "example-mcp", "input": {}}],
+    ids=["server_tool_use", "mcp_tool_use"],
+)
+def test_server_side_tool_calls_are_items_with_their_parsed_input(block: dict[str, Any]) -> None:
+    # Web search docs (server_tool_use + input_json_delta) and MCP connector docs (mcp_tool_use).
+    events = [start(0, block), delta(0, type="input_json_delta", partial_json='{"query": "weather NYC today"}'),
+              stop(0), *whole(1, RESULT_BLOCKS[0])]
+    result, _ = check(ROUTE, message(*events), tools={"get_weather": {}})
+    assert (result.outcome.value, result.tool_calls) == ("complete", ())
+    assert result.items == ({**block, "input": {"query": "weather NYC today"}}, RESULT_BLOCKS[0])
+    assert result.assistant_message["content"] == list(result.items)
+
+
+def test_compaction_delta_sets_the_compaction_blocks_fields() -> None:
+    # anthropic-sdk-python tests/lib/streaming/fixtures/compaction_response.txt (beta compaction).
+    events = [start(0, {"type": "compaction", "content": None, "encrypted_content": None}),
+              delta(0, type="compaction_delta", content="Earlier conversation summarized.",
+                    encrypted_content="EpwBCioIDxgCEAEYASJALd_opaque"), stop(0), *text(1, "Hello there!")]
+    result, _ = check(ROUTE, message(*events))
+    block = {"type": "compaction", "content": "Earlier conversation summarized.",
+             "encrypted_content": "EpwBCioIDxgCEAEYASJALd_opaque"}
+    assert result.items == (block,) and result.assistant_message["content"][0] == block
+
+
+# -- types the route does not know ------------------------------------------------------------------
+
+
+def test_an_unknown_block_type_fails_closed_unless_the_caller_keeps_unknown_items() -> None:
+    block = {"type": "hologram", "payload": "x"}
+    data = message(*whole(0, block), *text(1, "x"))
+    assert outcome_of(ROUTE, data) == ("protocol_error", "unknown_type")
+    result, _ = check(ROUTE, data, keep_unknown_items=True)
+    assert (result.outcome.value, result.items) == ("complete", (block,))
+    assert result.assistant_message["content"][0] == block
+
+
+def test_an_unknown_delta_type_fails_closed_unless_kept_as_the_raw_event() -> None:
+    unknown = delta(0, type="sparkle_delta", sparkle="*")
+    data = message(*text(0, "a")[:2], unknown, stop(0))
+    assert outcome_of(ROUTE, data) == ("protocol_error", "unknown_type")
+    result, _ = check(ROUTE, data, keep_unknown_items=True)
+    assert (result.outcome.value, result.items, result.text) == ("complete", (unknown,), "a")
+
+
+def test_message_identity_comes_from_message_start() -> None:
+    result, _ = check(ROUTE, message(*text(0, "x")))
+    assert (result.response_id, result.model) == ("msg_01TQ", "claude-sonnet-4-5")

@@ -1,0 +1,345 @@
+"""Route ``openai-responses``: every documented stop value and output item type (every chunking).
+
+Shapes follow the OpenAI reference: the streaming-events reference
+(https://developers.openai.com/api/reference/resources/responses/streaming-events, one example per
+event type) and the item models of openai-python 3.57.0 (``src/openai/types/responses/``); the
+item examples are the ones of the tool guides (function calling / custom tools, computer use, local
+shell, shell, apply_patch, remote MCP, web search, file search, code interpreter, image generation),
+with ids shortened. Each test says which.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from tests.route_fixtures import check, outcome_of, sse
+from webclient import Limits
+from webclient._routes import StopCategory
+from webclient._routes.openai_responses import STOP_REASONS
+
+ROUTE = "openai-responses"
+
+
+def ev(kind: str, **fields: Any) -> tuple[str, dict[str, Any]]:
+    return (kind, {"type": kind, **fields})
+
+
+CREATED = ev("response.created", response={"id": "resp_67c", "object": "response", "status": "in_progress",
+                                           "model": "gpt-4.1-2025-04-14", "output": []})
+
+
+def completed(status: str = "completed") -> tuple[str, dict[str, Any]]:
+    return ev("response.completed", response={"id": "resp_67c", "status": status, "usage": {"total_tokens": 9}})
+
+
+def stream(*events: tuple[str, dict[str, Any]], terminal: Any = None) -> bytes:
+    return sse(CREATED, *events, terminal if terminal is not None else completed())
+
+
+def whole_item(index: int, item: dict[str, Any], *between: tuple[str, dict[str, Any]],
+               added: dict[str, Any] | None = None) -> list[tuple[str, dict[str, Any]]]:
+    """An item announced by output_item.added (``added``, default: the item in progress) and
+    closed by output_item.done with ``item``."""
+    return [ev("response.output_item.added", output_index=index,
+               item=added if added is not None else {**item, "status": "in_progress"}),
+            *between, ev("response.output_item.done", output_index=index, item=item)]
+
+
+def message(index: int, text: str, annotations: list[dict[str, Any]] | None = None) -> list[Any]:
+    item_id = f"msg_{index}"
+    done = {"id": item_id, "type": "message", "status": "completed", "role": "assistant",
+            "content": [{"type": "output_text", "text": text, "annotations": annotations or []}]}
+    return whole_item(index, done,
+                      ev("response.content_part.added", item_id=item_id, output_index=index, content_index=0,
+                         part={"type": "output_text", "text": "", "annotations": []}),
+                      ev("response.output_text.delta", item_id=item_id, output_index=index, content_index=0,
+                         delta=text),
+                      *(ev("response.output_text.annotation.added", item_id=item_id, output_index=index,
+                           content_index=0, annotation_index=n, annotation=a) for n, a in enumerate(annotations or [])),
+                      added={"id": item_id, "type": "message", "status": "in_progress", "role": "assistant",
+                             "content": []})
+
+
+def calls(result: Any) -> list[tuple[Any, ...]]:
+    return [(c.kind, c.id, c.name, c.state, c.arguments, c.input_text, c.ready) for c in result.tool_calls]
+
+
+# -- stop values (response_status.py, response.py IncompleteDetails.reason) ----------------------------
+
+EXPECTED = {StopCategory.SUCCESS: ("complete", None), StopCategory.LENGTH: ("truncated", "stop_reason"),
+            StopCategory.FILTER: ("truncated", "stop_reason"), StopCategory.FAILURE: ("upstream_error", "error_stop")}
+
+
+@pytest.mark.parametrize(("reason", "category"), sorted(STOP_REASONS.items()), ids=sorted(STOP_REASONS))
+def test_every_documented_stop_value_ends_as_its_category(reason: str, category: StopCategory) -> None:
+    # response.incomplete carries incomplete_details.reason (max_output_tokens, content_filter ...);
+    # any other status arrives as the terminal response's status.
+    if reason in ("completed", "failed", "cancelled"):
+        terminal = completed(reason)
+    else:
+        details = None if reason == "incomplete" else {"reason": reason}
+        terminal = ev("response.incomplete", response={"id": "resp_67c", "status": "incomplete",
+                                                       "incomplete_details": details})
+    result, _ = check(ROUTE, stream(*message(0, "Hi"), terminal=terminal))
+    assert (result.outcome.value, result.stage) == EXPECTED[category]
+    assert result.stop_reason == reason and result.telemetry.stop_reason == reason
+
+
+def test_an_unknown_status_or_incomplete_reason_fails_closed() -> None:
+    result, _ = check(ROUTE, stream(*message(0, "Hi"), terminal=completed("in_progress")))
+    assert (result.outcome.value, result.stage, result.stop_reason) == ("protocol_error", "unrecognized_stop",
+                                                                        "in_progress")
+    terminal = ev("response.incomplete", response={"status": "incomplete", "incomplete_details": {"reason": "new"}})
+    result, _ = check(ROUTE, stream(terminal=terminal))
+    assert (result.outcome.value, result.stage, result.telemetry.stop_reason) == ("protocol_error",
+                                                                                  "unrecognized_stop", "unrecognized")
+
+
+# -- client-executed calls ---------------------------------------------------------------------------
+
+
+def test_custom_tool_call_streams_free_text_input_and_is_a_ready_call() -> None:
+    # Custom tools guide (function-calling#custom-tools): a custom_tool_call item with free-text input,
+    # streamed by response.custom_tool_call_input.delta / .done (ResponseCustomToolCallInput*Event).
+    item = {"type": "custom_tool_call", "id": "ctc_6890", "call_id": "call_aGiF", "name": "code_exec",
+            "input": 'print("hello world")', "status": "completed"}
+    events = whole_item(0, item,
+                        ev("response.custom_tool_call_input.delta", item_id="ctc_6890", output_index=0,
+                           delta='print("hello'),
+                        ev("response.custom_tool_call_input.delta", item_id="ctc_6890", output_index=0,
+                           delta=' world")'),
+                        ev("response.custom_tool_call_input.done", item_id="ctc_6890", output_index=0,
+                           input='print("hello world")'),
+                        added={**item, "input": "", "status": "in_progress"})
+    result, updates = check(ROUTE, stream(*events))
+    assert result.outcome.value == "complete"
+    assert calls(result) == [("custom", "call_aGiF", "code_exec", "valid", None, 'print("hello world")', True)]
+    assert [u["fragment"] for u in updates if u["kind"] == "tool_input_delta"] == ['print("hello world")']
+    assert result.assistant_message == [item] and result.items == ()
+
+
+def test_custom_tool_input_goes_to_the_callers_validator_as_a_string() -> None:
+    item = {"type": "custom_tool_call", "id": "ctc_1", "call_id": "call_1", "name": "code_exec", "input": "rm -rf /"}
+    typed = ev("response.custom_tool_call_input.delta", item_id="ctc_1", output_index=0, delta="rm -rf /")
+    data = stream(*whole_item(0, item, typed, added={**item, "input": ""}))
+    grammar = {"type": "string", "pattern": "^print\\("}  # a JSON Schema applies to the string
+    result, _ = check(ROUTE, data, tools={"code_exec": grammar})
+    assert (result.outcome.value, result.stage) == ("payload_error", "tool_schema")
+    seen: list[object] = []
+    ok, _ = check(ROUTE, data, tools={"code_exec": lambda text: seen.append(text) or []})
+    assert ok.outcome.value == "complete" and set(seen) == {"rm -rf /"}
+    assert outcome_of(ROUTE, data, tools={"other": {"type": "string"}}) == ("payload_error", "tool_unknown")
+    bad = stream(*whole_item(0, {**item, "input": "changed"}, typed, added={**item, "input": ""}))
+    assert outcome_of(ROUTE, bad) == ("payload_error", "tool_arguments_mismatch")
+
+
+# Computer use guide: a computer_call with a click action and no pending safety checks.
+COMPUTER = {"type": "computer_call", "id": "cu_67cc", "call_id": "call_zw3", "status": "completed",
+            "action": {"type": "click", "button": "left", "x": 156, "y": 50}, "pending_safety_checks": []}
+# Local shell guide: a local_shell_call with an exec action.
+LOCAL_SHELL = {"type": "local_shell_call", "id": "lsh_1", "call_id": "call_ls", "status": "completed",
+               "action": {"type": "exec", "command": ["ls", "-la"], "env": {}, "timeout_ms": 10000}}
+# Shell guide: a shell_call in the local environment (the client runs the commands).
+SHELL = {"type": "shell_call", "id": "sh_1", "call_id": "call_sh", "status": "completed",
+         "action": {"commands": ["ls -la"], "timeout_ms": 120000, "max_output_length": 4096},
+         "environment": {"type": "local"}}
+# apply_patch guide: an update_file operation with a V4A diff.
+APPLY_PATCH = {"type": "apply_patch_call", "id": "apc_1", "call_id": "call_ap", "status": "completed",
+               "operation": {"type": "update_file", "path": "lib/fib.py",
+                             "diff": "@@\n-def fib(n):\n+def fib(n: int):\n"}}
+
+
+@pytest.mark.parametrize(
+    ("item", "kind", "arguments"),
+    [
+        (COMPUTER, "computer", {"action": COMPUTER["action"], "pending_safety_checks": []}),
+        (LOCAL_SHELL, "local_shell", {"action": LOCAL_SHELL["action"]}),
+        (SHELL, "shell", {"action": SHELL["action"], "environment": {"type": "local"}}),
+        (APPLY_PATCH, "apply_patch", {"operation": APPLY_PATCH["operation"]}),
+    ],
+    ids=["computer_call", "local_shell_call", "shell_call", "apply_patch_call"],
+)
+def test_whole_item_client_calls_surface_as_tool_calls_of_their_kind(item: dict[str, Any], kind: str,
+                                                                       arguments: dict[str, Any]) -> None:
+    result, _ = check(ROUTE, stream(*whole_item(0, item)))
+    assert result.outcome.value == "complete"
+    assert calls(result) == [(kind, item["call_id"], kind, "valid", arguments,
+                              json.dumps(arguments, ensure_ascii=False), True)]
+    assert result.assistant_message == [item] and result.items == ()
+    # gated exactly like function calls: registered tools must name the kind, validators see the action
+    assert outcome_of(ROUTE, stream(*whole_item(0, item)), tools={"get_weather": {}}) == ("payload_error",
+                                                                                          "tool_unknown")
+    assert outcome_of(ROUTE, stream(*whole_item(0, item)), tools={kind: lambda a: False}) == ("payload_error",
+                                                                                             "tool_schema")
+
+
+def test_a_whole_item_call_whose_item_never_closes_is_not_ready() -> None:
+    data = stream(*whole_item(0, COMPUTER)[:1])
+    result, _ = check(ROUTE, data)
+    assert (result.outcome.value, result.stage) == ("protocol_error", "open_block")
+    assert [(c.kind, c.state, c.ready) for c in result.tool_calls] == [("computer", "streaming", False)]
+
+
+def test_shell_command_deltas_are_shown_while_the_call_streams() -> None:
+    # response.shell_call_command.added / .delta / .done (ResponseShellCallCommand*Event).
+    events = whole_item(0, SHELL,
+                        ev("response.shell_call_command.added", output_index=0, command_index=0, command=""),
+                        ev("response.shell_call_command.delta", output_index=0, command_index=0, delta="ls "),
+                        ev("response.shell_call_command.delta", output_index=0, command_index=0, delta="-la"),
+                        ev("response.shell_call_command.done", output_index=0, command_index=0, command="ls -la"),
+                        added={**SHELL, "action": {"commands": []}, "status": "in_progress"})
+    result, updates = check(ROUTE, stream(*events))
+    assert [u["fragment"] for u in updates if u["kind"] == "tool_input_delta"] == ["ls -la"]
+    assert result.tool_calls[0].arguments == {"action": SHELL["action"], "environment": {"type": "local"}}
+
+
+def test_a_shell_call_in_a_container_is_hosted_with_its_output_item() -> None:
+    hosted = {**SHELL, "environment": {"type": "container_reference", "container_id": "cntr_1"}}
+    output = {"type": "shell_call_output", "id": "sho_1", "call_id": "call_sh", "status": "completed",
+              "output": [{"stdout": "a.txt\n", "stderr": "", "outcome": {"type": "exit", "exit_code": 0}}]}
+    events = [*whole_item(0, hosted, ev("response.shell_call_command.delta", output_index=0, command_index=0,
+                                        delta="ls")),
+              *whole_item(1, output, ev("response.shell_call_output_content.delta", item_id="sho_1", output_index=1,
+                                        command_index=0, delta={"stdout": "a.txt\n"}))]
+    result, _ = check(ROUTE, stream(*events))
+    assert (result.outcome.value, result.tool_calls, result.items) == ("complete", (), (hosted, output))
+
+
+def test_mcp_approval_request_is_a_call_validated_like_a_function() -> None:
+    # Remote MCP guide: an mcp_approval_request the client approves or rejects.
+    item = {"type": "mcp_approval_request", "id": "mcpr_682d", "server_label": "deepwiki", "name": "ask_question",
+            "arguments": '{"repoName":"modelcontextprotocol/modelcontextprotocol","question":"transports?"}'}
+    result, _ = check(ROUTE, stream(*whole_item(0, item, added=item)))
+    assert calls(result) == [("mcp_approval", "mcpr_682d", "ask_question", "valid",
+                              {"repoName": "modelcontextprotocol/modelcontextprotocol", "question": "transports?"},
+                              item["arguments"], True)]
+    assert result.assistant_message == [item]
+    broken = {**item, "arguments": '{"repoName":'}
+    assert outcome_of(ROUTE, stream(*whole_item(0, broken, added=broken))) == ("payload_error", "tool_json")
+
+
+# -- hosted tools: items, never calls ------------------------------------------------------------------
+
+HOSTED = [
+    # Web search guide: a web_search_call with its search action, and its progress events.
+    ({"type": "web_search_call", "id": "ws_67c9", "status": "completed",
+      "action": {"type": "search", "query": "positive news today"}},
+     ["response.web_search_call.in_progress", "response.web_search_call.searching",
+      "response.web_search_call.completed"]),
+    # File search guide.
+    ({"type": "file_search_call", "id": "fs_67c0", "status": "completed",
+      "queries": ["What is deep research?"], "results": None},
+     ["response.file_search_call.in_progress", "response.file_search_call.searching",
+      "response.file_search_call.completed"]),
+    # Code interpreter guide, with its code deltas.
+    ({"type": "code_interpreter_call", "id": "ci_1", "status": "completed", "code": "print(4 + 4)",
+      "container_id": "cntr_1", "outputs": [{"type": "logs", "logs": "8\n"}]},
+     ["response.code_interpreter_call.in_progress", "response.code_interpreter_call_code.delta",
+      "response.code_interpreter_call_code.done", "response.code_interpreter_call.interpreting",
+      "response.code_interpreter_call.completed"]),
+    # Image generation guide, with a partial image.
+    ({"type": "image_generation_call", "id": "ig_1", "status": "completed", "result": "iVBORw0KGgo="},
+     ["response.image_generation_call.in_progress", "response.image_generation_call.generating",
+      "response.image_generation_call.partial_image", "response.image_generation_call.completed"]),
+    # Remote MCP guide: mcp_list_tools, then an mcp_call with streamed arguments.
+    ({"type": "mcp_list_tools", "id": "mcpl_1", "server_label": "deepwiki",
+      "tools": [{"name": "ask_question", "input_schema": {"type": "object"}}]},
+     ["response.mcp_list_tools.in_progress", "response.mcp_list_tools.completed"]),
+    ({"type": "mcp_call", "id": "mcp_1", "server_label": "deepwiki", "name": "ask_question",
+      "arguments": '{"question":"x"}', "output": "answer", "error": None},
+     ["response.mcp_call.in_progress", "response.mcp_call_arguments.delta", "response.mcp_call_arguments.done",
+      "response.mcp_call.completed"]),
+    # Compaction item (ResponseCompactionItem): opaque, sent back as is.
+    ({"type": "compaction", "id": "cmp_1", "encrypted_content": "gAAAAABo-opaque"},
+     ["response.compaction.compacting"]),
+]
+
+
+@pytest.mark.parametrize(("item", "progress"), HOSTED, ids=[i["type"] for i, _ in HOSTED])
+def test_hosted_tool_items_are_result_items_never_tool_calls(item: dict[str, Any], progress: list[str]) -> None:
+    between = [ev(kind, item_id=item["id"], output_index=0, delta="x") for kind in progress]
+    result, _ = check(ROUTE, stream(*whole_item(0, item, *between), *message(1, "Done.")),
+                      tools={"get_weather": {"type": "object"}})
+    assert (result.outcome.value, result.text, result.tool_calls) == ("complete", "Done.", ())
+    assert result.items == (item,)
+    assert result.assistant_message[0] == item and result.assistant_message[1]["type"] == "message"
+
+
+# -- reasoning, messages, annotations ----------------------------------------------------------------
+
+
+def test_reasoning_item_keeps_its_encrypted_content_from_output_item_done() -> None:
+    # Reasoning guide: with include=["reasoning.encrypted_content"] the done item carries
+    # encrypted_content (the added one may not be complete: ResponseReasoningItem docstring).
+    done = {"id": "rs_1", "type": "reasoning", "summary": [{"type": "summary_text", "text": "Plan."}],
+            "encrypted_content": "gAAAAABoTfOsyE0Zb3xvE-opaque=="}
+    events = whole_item(0, done,
+                        ev("response.reasoning_summary_part.added", item_id="rs_1", output_index=0, summary_index=0,
+                           part={"type": "summary_text", "text": ""}),
+                        ev("response.reasoning_summary_text.delta", item_id="rs_1", output_index=0, summary_index=0,
+                           delta="Plan."),
+                        added={"id": "rs_1", "type": "reasoning", "summary": [], "encrypted_content": "gAAAA"})
+    result, _ = check(ROUTE, stream(*events, *message(1, "Answer")))
+    assert (result.reasoning, result.text) == ("Plan.", "Answer")
+    assert result.assistant_message[0] == done
+    assert result.response_id == "resp_67c" and result.model == "gpt-4.1-2025-04-14"
+
+
+def test_annotations_are_citations() -> None:
+    # response.output_text.annotation.added with a url_citation (web search guide's annotation).
+    cite = {"type": "url_citation", "start_index": 0, "end_index": 5, "url": "https://example.com/a",
+            "title": "A"}
+    result, _ = check(ROUTE, stream(*message(0, "Hello", [cite])))
+    assert result.citations == (cite,)
+    assert result.assistant_message[0]["content"][0]["annotations"] == [cite]
+    assert outcome_of(ROUTE, stream(*message(0, "Hello", [cite])), limits=Limits(max_citations=1)) == (
+        "complete", None)
+
+
+def test_a_closed_message_must_agree_with_its_deltas_and_gives_its_text_when_none_came() -> None:
+    good = message(0, "Hello")
+    wrong = [*good[:-1], ev("response.output_item.done", output_index=0,
+                            item={**good[-1][1]["item"], "content": [{"type": "output_text", "text": "Bye"}]})]
+    assert outcome_of(ROUTE, stream(*wrong)) == ("protocol_error", "item_mismatch")
+    no_delta = [good[0], good[-1]]
+    result, updates = check(ROUTE, stream(*no_delta))
+    assert (result.outcome.value, result.text) == ("complete", "Hello")
+    assert updates == [{"kind": "text_delta", "channel": "text", "index": 0, "text": "Hello"}]
+
+
+# -- types the route does not know ------------------------------------------------------------------
+
+PROGRAM = {"type": "program", "id": "prg_1", "call_id": "call_p", "code": "run()", "fingerprint": "f"}
+
+
+def test_an_unknown_item_type_fails_closed_unless_the_caller_keeps_unknown_items() -> None:
+    data = stream(*whole_item(0, PROGRAM, added=PROGRAM), *message(1, "x"))
+    result, _ = check(ROUTE, data)
+    assert (result.outcome.value, result.stage) == ("protocol_error", "unknown_type")
+    kept, _ = check(ROUTE, data, keep_unknown_items=True)
+    assert (kept.outcome.value, kept.items, kept.tool_calls) == ("complete", (PROGRAM,), ())
+    assert kept.assistant_message[0] == PROGRAM
+
+
+def test_an_unknown_content_part_type_fails_closed() -> None:
+    events = message(0, "x")
+    events[1] = ev("response.content_part.added", item_id="msg_0", output_index=0, content_index=0,
+                   part={"type": "output_audio", "data": ""})
+    assert outcome_of(ROUTE, stream(*events)) == ("protocol_error", "unknown_type")
+    assert outcome_of(ROUTE, stream(*events), keep_unknown_items=True) == ("complete", None)
+
+
+def test_unknown_event_types_that_open_nothing_stay_tolerated() -> None:
+    events = [ev("response.audio.transcript.delta", delta="x"), *message(0, "x")]
+    assert outcome_of(ROUTE, stream(*events)) == ("complete", None)
+
+
+def test_kept_items_count_against_the_item_ceiling() -> None:
+    item = HOSTED[0][0]
+    data = stream(*whole_item(0, item))
+    needed = sum(len(json.dumps(e[1], separators=(",", ":"))) for e in whole_item(0, item))
+    assert outcome_of(ROUTE, data, limits=Limits(max_item_chars=needed)) == ("complete", None)
+    assert outcome_of(ROUTE, data, limits=Limits(max_item_chars=needed - 1)) == ("buffer_limit", "items")
