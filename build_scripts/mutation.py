@@ -14,11 +14,19 @@ Usage (not part of the default test run; it takes minutes per module)::
     .venv/bin/python build_scripts/mutation.py --module _sse --list   # the mutants, without running
     .venv/bin/python build_scripts/mutation.py --module _json --tests tests/test_json.py
 
-Options: ``--module`` (repeatable; a path or a bare name such as ``_sse``), ``--tests`` (test
-files for the given module(s), instead of :data:`MODULE_TESTS`), ``--max-mutants N`` with
-``--seed S`` (a reproducible random sample per module), ``--jobs 1|2`` (parallel mutants; at most
-2, the machine is shared), ``--timeout S`` (per mutant; default four times the unmutated run, at
-least 30 s), ``--fail-under PCT`` (exit 1 if a module's score is lower), ``--json FILE``.
+Options: ``--module`` (repeatable; a path or a bare name such as ``_sse``; any module of the
+package works, mapped or not), ``--tests`` (test files for the given module(s), instead of
+:data:`MODULE_TESTS`; required for a module the map does not know), ``--max-mutants N`` with
+``--seed S`` (a reproducible random sample per module: the same N, seed and source give the same
+mutants), ``--jobs 1|2`` (parallel mutants; at most 2, the machine is shared), ``--timeout S`` (per
+mutant; default four times the unmutated run, at least 30 s), ``--fail-under PCT`` (exit 1 if a
+module's score is lower), ``--json FILE`` (every verdict, for scripts), ``--equivalents FILE``
+(repeatable: more tables of equivalent mutants, read with the shared one, so a team can keep the
+explanations for its modules in its own file).
+
+Output per module: mutants run, killed (and how many by timeout), equivalent (explained), survived,
+and the score: killed / (run - explained equivalents). Each unexplained survivor is printed with
+its location, the mutation and a ready-made row for the equivalents table.
 
 Mutation operators (one change per mutant, applied to the module's syntax tree):
 
@@ -86,11 +94,16 @@ MODULE_TESTS: dict[str, list[str]] = {
                               "tests/test_telemetry.py", "tests/test_deadlines.py", "tests/test_route_contracts.py"],
     "webclient/_toolcalls.py": ["tests/test_route_openai_chat.py", "tests/test_route_anthropic_messages.py",
                                 "tests/test_route_openai_responses.py", "tests/test_route_gemini.py"],
-    "webclient/_routes/openai_chat.py": ["tests/test_route_openai_chat.py", "tests/test_route_contracts.py"],
-    "webclient/_routes/openai_responses.py": ["tests/test_route_openai_responses.py", "tests/test_route_contracts.py"],
+    "webclient/_routes/openai_chat.py": ["tests/test_route_openai_chat.py", "tests/test_vocab_openai_chat.py",
+                                         "tests/test_next_turn.py", "tests/test_route_contracts.py"],
+    "webclient/_routes/openai_responses.py": ["tests/test_route_openai_responses.py",
+                                              "tests/test_vocab_openai_responses.py", "tests/test_next_turn.py",
+                                              "tests/test_resume.py", "tests/test_route_contracts.py"],
     "webclient/_routes/anthropic_messages.py": ["tests/test_route_anthropic_messages.py",
+                                                "tests/test_vocab_anthropic_messages.py", "tests/test_next_turn.py",
                                                 "tests/test_route_contracts.py"],
-    "webclient/_routes/gemini.py": ["tests/test_route_gemini.py", "tests/test_route_contracts.py"],
+    "webclient/_routes/gemini.py": ["tests/test_route_gemini.py", "tests/test_vocab_gemini.py",
+                                    "tests/test_next_turn.py", "tests/test_route_contracts.py"],
 }
 
 PYTEST_ARGS = ["-x", "-q", "-p", "no:cacheprovider", "--hypothesis-seed=0"]
@@ -307,12 +320,21 @@ def equivalence_row(m: Mutant, reason: str) -> str:
     return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
 
 
-def known_equivalents() -> dict[tuple[str, str, str, str], str]:
-    """Rows of the equivalents table: ``| module | function | `line` | mutation | reason |``."""
+def known_equivalents(*extra: Path) -> dict[tuple[str, str, str, str], str]:
+    """Rows of the equivalents tables (the shared one and ``extra``):
+    ``| module | function | `line` | mutation | reason |``."""
     table: dict[tuple[str, str, str, str], str] = {}
-    if not EQUIVALENTS.exists():
-        return table
-    for row in EQUIVALENTS.read_text(encoding="utf-8").splitlines():
+    for path in (EQUIVALENTS, *extra):
+        if path.exists():
+            table.update(_rows(path))
+        elif path != EQUIVALENTS:
+            raise SystemExit(f"no equivalents table at {path}")
+    return table
+
+
+def _rows(path: Path) -> dict[tuple[str, str, str, str], str]:
+    table: dict[tuple[str, str, str, str], str] = {}
+    for row in path.read_text(encoding="utf-8").splitlines():
         cells = [c.strip().replace("\\|", "|") for c in re.split(r"(?<!\\)\|", row.strip())[1:-1]]
         if len(cells) == 5 and cells[0].startswith("webclient/"):
             module, function, line, description, reason = cells
@@ -375,9 +397,11 @@ def main() -> int:
     ap.add_argument("--list", action="store_true", help="list the mutants and stop")
     ap.add_argument("--fail-under", type=float, help="exit 1 if a module scores below this percentage")
     ap.add_argument("--json", type=Path, help="write every verdict to this file")
+    ap.add_argument("--equivalents", type=Path, action="append", default=[],
+                    help=f"another table of equivalent mutants, read with {EQUIVALENTS.name} (repeatable)")
     args = ap.parse_args()
     modules = [resolve(m) for m in args.module] if args.module else list(MODULE_TESTS)
-    equivalents = known_equivalents()
+    equivalents = known_equivalents(*args.equivalents)
     verdicts: list[Verdict] = []
     failed = False
     for module in modules:
