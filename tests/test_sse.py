@@ -412,18 +412,25 @@ def llm_stream(typed: bool, events: int, crlf: bool = False, size: int = 1) -> b
     return (text.replace("\n", "\r\n") if crlf else text).encode()
 
 
-@pytest.mark.parametrize(("typed", "crlf", "size"), [(False, False, 1), (False, True, 1), (True, False, 1),
-                                                    (False, False, 40), (True, False, 40)],
-                         ids=["data-only", "data-only-crlf-like-gemini", "typed", "data-only-one-event-per-chunk",
-                              "typed-one-event-per-chunk"])
-def test_llm_streams_in_small_chunks_are_read_in_the_steady_state(typed: bool, crlf: bool, size: int) -> None:
-    data = llm_stream(typed, 3000, crlf, size)
+def read_in_kib_chunks(data: bytes) -> EventStreamParser:
+    """Feed ``data`` in 1 KiB chunks (as the benchmarks do); check the events against the oracle and
+    that the work stayed within twice the text; return the pipeline for its witnesses."""
     stream = EventStreamParser()
     items = []
     for start in range(0, len(data), 1024):
         items += stream.feed(data[start : start + 1024])
     assert items == reference_parse(data)
     assert stream.chars_decoded <= stream.parser.work <= 2 * stream.chars_decoded
+    return stream
+
+
+@pytest.mark.parametrize(("typed", "crlf", "size"), [(False, False, 1), (False, True, 1), (True, False, 1),
+                                                    (False, False, 40), (True, False, 40)],
+                         ids=["data-only", "data-only-crlf-like-gemini", "typed", "data-only-one-event-per-chunk",
+                              "typed-one-event-per-chunk"])
+def test_llm_streams_in_small_chunks_are_read_in_the_steady_state(typed: bool, crlf: bool, size: int) -> None:
+    data = llm_stream(typed, 3000, crlf, size)
+    stream = read_in_kib_chunks(data)
     # Lines are read one at a time only around a chunk boundary that falls inside a blank line, and
     # where the event name changes (every 40 events); not once per chunk.
     name_changes = 3000 // 40 if typed else 0
@@ -580,12 +587,7 @@ def typed_names_changing(events: int, crlf: bool = False) -> bytes:
 @pytest.mark.parametrize("crlf", [False, True], ids=["lf", "crlf"])
 def test_typed_streams_whose_names_keep_changing_are_read_without_reading_lines(crlf: bool) -> None:
     data = typed_names_changing(2000, crlf)
-    stream = EventStreamParser()
-    items = []
-    for start in range(0, len(data), 1024):
-        items += stream.feed(data[start : start + 1024])
-    assert items == reference_parse(data)
-    assert stream.chars_decoded <= stream.parser.work <= 2 * stream.chars_decoded
+    stream = read_in_kib_chunks(data)
     # The separator of any type splits these: lines are read one at a time only where a chunk ends
     # inside a blank line or inside a "data:" field name.
     assert stream.parser.lines_interpreted <= len(data) // 1024 // 8
@@ -607,13 +609,7 @@ def recorded_streams(typed: bool) -> bytes:
 
 @pytest.mark.parametrize("typed", [False, True], ids=["data-only", "typed"])
 def test_the_recordings_in_small_chunks_are_read_in_the_steady_state(typed: bool) -> None:
-    data = recorded_streams(typed)
-    stream = EventStreamParser()
-    items = []
-    for start in range(0, len(data), 1024):
-        items += stream.feed(data[start : start + 1024])
-    assert items == reference_parse(data)
-    assert stream.chars_decoded <= stream.parser.work <= 2 * stream.chars_decoded
+    stream = read_in_kib_chunks(recorded_streams(typed))
     # Only the comments, multi-line and id-carrying events and the boundaries between recordings
     # are read line by line (a few hundred lines in about 600 or 150 KB).
     assert stream.parser.lines_interpreted <= (250 if typed else 200)
