@@ -15,7 +15,7 @@ from ._events import SSEItem
 from ._limits import DEFAULT_LIMITS, Limits
 from ._outcome import Failure
 from ._sse import SSEParser
-from ._utf8 import UTF8Decoder, Utf8Errors
+from ._utf8 import UTF8Decoder, Utf8Errors, _utf_8_decode
 
 _CR = 0x0D
 
@@ -47,8 +47,22 @@ class EventStreamParser:
         if not data:
             return []
         self.chunk_count += 1
+        # ``UTF8Decoder.feed`` inlined: its checks are this object's (the decoder is closed and
+        # fails with it), and one Python frame less per chunk is a few per cent of this path.
         decoder = self.decoder
-        text = decoder.feed(data)
+        pending = decoder._pending
+        buffered = pending + data if pending else data
+        try:
+            text, consumed = _utf_8_decode(buffered, decoder.errors, False)
+        except UnicodeDecodeError as exc:
+            text = decoder._fail(exc, buffered, len(data))
+        else:
+            if consumed != len(buffered):
+                decoder._pending = buffered[consumed:]
+            elif pending:
+                decoder._pending = b""
+        decoder.bytes_received += len(data)
+        decoder.chars_decoded += len(text)
         if text:
             # The parser's own checks are this object's (it is closed and fails with it), and a CR
             # is in the text exactly when it is in the bytes (ASCII never sits inside a multi-byte
