@@ -634,3 +634,33 @@ def test_a_crlf_stream_cut_inside_a_blank_line_or_the_next_field_names_is_read_w
         items += stream.feed(chunk)
     assert items == reference_parse(data) == [M("0123", type="e" if typed else "message")] * 90
     assert stream.parser.lines_interpreted == 0
+
+
+def typed_runs(run: int, runs: int) -> bytes:
+    """Typed events in runs of ``run`` events of one name, the names taking turns."""
+    return "".join(f"event: {'ab'[(i // run) % 2]}\ndata: {i:040d}\n\n" for i in range(run * runs)).encode()
+
+
+def test_a_name_repeated_a_few_times_keeps_the_separator_of_any_type() -> None:
+    # Runs of 3 (as the recorded Anthropic/Responses traffic has): each switch to a one-name
+    # separator would cost a second split at the next name, so the parser stays on the any-type one.
+    data = typed_runs(3, 200)
+    stream = EventStreamParser()
+    seen_any = False
+    for start in range(0, len(data), 256):
+        stream.feed(data[start : start + 256])
+        seen_any = seen_any or stream.parser._any_type
+        assert stream.parser._any_type or not seen_any
+    assert seen_any
+    assert items_of(data) == reference_parse(data)
+
+
+def test_a_name_repeated_for_a_run_takes_its_own_separator() -> None:
+    data = typed_runs(40, 1) + typed_runs(3, 10) + typed_runs(40, 1)
+    stream = EventStreamParser()
+    for start in range(0, len(data), 256):
+        stream.feed(data[start : start + 256])
+    # Names changing sent it to the separator of any type; 40 "a" events in a row brought it back.
+    assert not stream.parser._any_type and stream.parser._prefix_type == "a"
+    assert stream.parser.lines_interpreted <= 6
+    assert items_of(data) == reference_parse(data)
