@@ -43,7 +43,13 @@ during each timed run as ``timeit`` does. Each run is timed in CPU time of this 
 counts the time other engineers' tests hold the CPU, which lands on whichever contender is running
 and scatters the ratios; on a quiet machine the two clocks agree (``--clock wall`` to check).
 
+``--baseline DIR`` adds one more contender, ``webclient@base``: the ``webclient`` package found in
+``DIR`` (for example an older commit's, extracted with
+``git archive COMMIT webclient | tar -x -C DIR``), so that a change is measured before and after in
+the same run, on the same bytes, against the same peers.
+
 Usage: python build_scripts/bench_sse.py [--mb 5] [--chunk 1024] [--runs 9] [--clock cpu|wall] [--shape NAME ...]
+       [--baseline DIR]
 Peers are benchmark-only dependencies (``pip install -e '.[bench]'``, which ``setup_env.sh`` does).
 """
 
@@ -322,16 +328,42 @@ SHAPES: dict[str, tuple[str, Callable[[int], bytes]]] = {
 Events = list[tuple[str, str]]
 
 
+def webclient_runner(pipeline: Any) -> Callable[[Iterable[bytes]], int]:
+    """A contender that feeds the chunks to ``pipeline`` (an ``EventStreamParser`` class)."""
+
+    def run(chunks: Iterable[bytes]) -> int:
+        stream = pipeline()
+        n = 0
+        for chunk in chunks:
+            n += len(stream.feed(chunk))
+        n += len(stream.close())
+        assert stream.failure is None
+        return n
+
+    return run
+
+
+def load_baseline(directory: Path) -> Any:
+    """The ``EventStreamParser`` of the ``webclient`` package in ``directory``, imported under another
+    name so that it runs next to this checkout's."""
+    import importlib.util
+
+    init = directory / "webclient" / "__init__.py"
+    if not init.is_file():
+        raise SystemExit(f"no webclient package in {directory}")
+    spec = importlib.util.spec_from_file_location("webclient_base", init,
+                                                  submodule_search_locations=[str(init.parent)])
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["webclient_base"] = module
+    spec.loader.exec_module(module)
+    return module.EventStreamParser
+
+
 def run_webclient(chunks: Iterable[bytes]) -> int:
     from webclient import EventStreamParser
 
-    stream = EventStreamParser()
-    n = 0
-    for chunk in chunks:
-        n += len(stream.feed(chunk))
-    n += len(stream.close())
-    assert stream.failure is None
-    return n
+    return webclient_runner(EventStreamParser)(chunks)
 
 
 def run_httpx_sse(chunks: Iterable[bytes]) -> int:
@@ -467,7 +499,10 @@ def main() -> None:
     ap.add_argument("--clock", choices=sorted(CLOCKS), default="cpu",
                     help="cpu: CPU time of this process (default); wall: elapsed time")
     ap.add_argument("--shape", action="append", choices=sorted(SHAPES), help="shape(s) to run (default: all)")
+    ap.add_argument("--baseline", type=Path, help="a directory holding another webclient package to time as well")
     args = ap.parse_args()
+    if args.baseline:
+        CONTENDERS["webclient@base"] = webclient_runner(load_baseline(args.baseline.resolve()))
     names = args.shape or list(SHAPES)
     target = int(args.mb * 1_000_000)
     streams = {}
@@ -490,7 +525,9 @@ def main() -> None:
                 times[name, contender].append(timed(CONTENDERS[contender], streams[name], CLOCKS[args.clock]))
     print(f"\nmedian of {args.runs} runs, ms of {args.clock} time (ratio = peer time / webclient time; "
           f"target >= {TARGET_RATIO:.2f}x the faster httpx-sse variant)")
-    header = f"{'shape':10s} {'kind':9s}" + "".join(f"{c:>23s}" for c in CONTENDERS) + f"{'vs httpx-sse':>14s}"
+    base = "webclient@base" in CONTENDERS
+    header = (f"{'shape':10s} {'kind':9s}" + "".join(f"{c:>23s}" for c in CONTENDERS) + f"{'vs httpx-sse':>14s}"
+              + f"{'(per-run range)':>17s}" + (f"{'base vs httpx-sse':>19s}" if base else ""))
     print(header)
     worst: dict[str, float] = {}
     for name in names:
@@ -499,9 +536,15 @@ def main() -> None:
         cells = [f"{med['webclient'] * 1e3:21.1f}  "]
         cells += [f"{med[c] * 1e3:9.1f} ({med[c] / ours:5.2f}x)  " for c in CONTENDERS if c != "webclient"]
         ratio = min(med[c] for c in HTTPX_SSE) / ours
+        # The same ratio within each repetition (peers and webclient timed back to back): its spread.
+        per_run = [min(times[name, c][i] for c in HTTPX_SSE) / times[name, "webclient"][i] for i in range(args.runs)]
         kind = SHAPES[name][0]
         worst[kind] = min(worst.get(kind, ratio), ratio)
-        print(f"{name:10s} {kind:9s}" + "".join(f"{c:>23s}" for c in cells) + f"{ratio:13.2f}x")
+        line = (f"{name:10s} {kind:9s}" + "".join(f"{c:>23s}" for c in cells) + f"{ratio:13.2f}x"
+                + f"{min(per_run):9.2f}-{max(per_run):.2f}x")
+        if base:
+            line += f"{min(med[c] for c in HTTPX_SSE) / med['webclient@base']:17.2f}x"
+        print(line)
     for kind, ratio in worst.items():
         verdict = "meets" if ratio >= TARGET_RATIO else "MISSES"
         print(f"{kind}: lowest ratio to httpx-sse {ratio:.2f}x ({verdict} the {TARGET_RATIO:.2f}x target)")
