@@ -6,6 +6,12 @@ deterministic point: the SSE ceilings on every complete line and on the pending 
 each ``feed``; the route ceilings when a delta is appended. A trip ends the attempt as
 ``buffer_limit`` with a stage naming the ceiling; events completed before the trip are still
 delivered.
+
+Two kinds of route ceiling: one per structure (a text channel, a tool input, the count of calls,
+blocks, citations ...) and one over everything a session retains (``max_retained_chars``, stage
+``retained``). Every structure a route keeps is charged to the second as it grows, in O(1) per
+fragment or entry (see ``RouteAccumulator`` in ``_routes/_base.py`` for what is charged how), so
+no combination of structures can grow past it.
 """
 
 from __future__ import annotations
@@ -66,6 +72,48 @@ DEFAULT_MAX_SIGNATURE_CHARS = 4 * 1024 * 1024
 # against the item ceiling too).
 DEFAULT_MAX_CITATIONS = 4096
 
+# Everything one session retains, in total (stage ``retained``): every text channel of every
+# choice / block / item, every tool input (client calls, server tools, Gemini streamed-argument
+# paths), provider objects kept verbatim (items, citations, logprobs, usage and metadata), signatures,
+# ids, stop reasons, and ENTRY_CHARS for every per-index entry (choices, blocks, items, calls, call
+# index aliases, argument paths, message parts). A resumed session continues its predecessor's count.
+#
+# The number comes from Pyodide's real memory (measured with ``build_scripts/bench_memory.py``, npm
+# pyodide 314.0.7 / Python 3.14, Node 20.20 and Chromium 156, 2026):
+#
+# * The wasm32 heap stops at 4 GiB - 64 KiB (``HEAPU8.length`` 4294901760) in Node, in a Chromium
+#   page and in a Chromium worker alike, and never shrinks. Filled with 1 MiB strings until
+#   ``MemoryError``: 4071 Mi ASCII characters, 2035 Mi BMP characters (2 bytes each), 1017 Mi
+#   astral characters (4 bytes each); in 16-character fragments only 1253 Mi characters (52 bytes a
+#   fragment: the object header and the list slot cost more than the text).
+# * A session holds text as the fragments the deltas brought until the result joins them. Peak
+#   traced memory per retained character through ``finish()`` and ``to_dict()`` (a Chat answer):
+#   9.3 bytes in 4-character ASCII deltas, 23 bytes in 2-character CJK deltas, 48 bytes in
+#   1-character emoji deltas (40 of them while streaming), 2.5 bytes in 64-character deltas.
+# * The browser bridge then serializes the result once more (``json.dumps``, ASCII-escaped, the text
+#   appearing four times: text, choice 0, and both assistant messages): 4 JSON characters per
+#   retained ASCII character, 24 per CJK and 48 per emoji character; peak 9.3 / 38 / 76 bytes per
+#   retained character. V8 refuses strings longer than 2**29 - 24 characters.
+#
+# 16 Mi characters keeps one session's worst case (1-character emoji deltas, result serialized for
+# the page: 76 bytes a character) near 1.2 GiB, under a third of the heap with room for the runtime
+# and a second session, and a realistic answer (ASCII tokens) near 150 MB; its bridge JSON (64 Mi
+# characters for ASCII, 384 Mi for CJK) stays under V8's string limit. It is 32 times the largest
+# documented model output (~0.5 Mi characters) and leaves room for a few generated images (a
+# 1536x1024 PNG is ~3 MB of base64). The issue's 200 choices x 1 MB trips it.
+DEFAULT_MAX_RETAINED_CHARS = 16 * 1024 * 1024
+
+# What one per-index entry costs against the retained ceiling besides its characters: a new dict
+# slot plus the small Python object behind it (a choice with its three text buffers, a block, a
+# call, a path's fragment list, an index alias) measured 48-400 bytes in wasm32 Pyodide; 64 is
+# the common case (an alias, a path, a message part), and a choice or block also carries the
+# event that opened it, charged by its length.
+ENTRY_CHARS = 64
+
+# Provider objects stored from events larger than this are measured (their JSON length, once,
+# when stored); smaller events charge their own data length, an upper bound, in O(1).
+MEASURE_ABOVE_CHARS = 4096
+
 # Digits in a ``retry`` value before ``int()`` is attempted. CPython refuses ``int()`` on more
 # than 4300 digits; 16 digits is already beyond any useful reconnection time in milliseconds.
 MAX_RETRY_DIGITS = 16
@@ -100,6 +148,9 @@ class Limits:
     max_signature_chars: int = DEFAULT_MAX_SIGNATURE_CHARS
     #: Citations / annotations per response (stage ``"citations"``).
     max_citations: int = DEFAULT_MAX_CITATIONS
+    #: Characters (and :data:`ENTRY_CHARS` per entry) of everything a session retains (stage
+    #: ``"retained"``).
+    max_retained_chars: int = DEFAULT_MAX_RETAINED_CHARS
 
     def __post_init__(self) -> None:
         for name in self.__slots__:
