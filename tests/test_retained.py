@@ -429,3 +429,22 @@ def test_the_ceiling_is_checked_against_the_limits_value_and_must_be_positive() 
         Limits(max_retained_chars=0)
     result, _ = check(CHAT, chat_stream([], [chat(choice(content="abc"))]), limits=Limits(max_retained_chars=BIG))
     assert result.outcome is Outcome.COMPLETE
+
+
+# -- the command line --------------------------------------------------------------------------------
+
+
+def test_replay_and_check_take_max_retained_chars(capsys: pytest.CaptureFixture[str], tmp_path: Any) -> None:
+    from webclient._cli import main
+
+    capture = tmp_path / "chat.sse"
+    capture.write_bytes(chat_stream([], [chat(choice(content="x" * 100))] * 5))
+    assert main(["replay", "--route", CHAT, "--max-retained-chars", "300", str(capture)]) == 1
+    out = json.loads(capsys.readouterr().out)
+    assert (out["outcome"], out["stage"], out["telemetry"]["buffer_limit_stage"]) == (
+        "buffer_limit", "retained", "retained")
+    assert main(["check", "--route", CHAT, "--max-retained-chars", "65536", "--max-splits", "2", "--json",
+                 str(capture)]) == 0
+    growth = next(c for c in json.loads(capsys.readouterr().out)["checks"] if c["check"] == "growth")
+    assert growth["failures"] == 0 and growth["cases"] >= 5
+    assert growth["coverage"]["retained_ceiling"] == 65536
