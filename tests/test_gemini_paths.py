@@ -8,8 +8,7 @@ from typing import Any
 
 import pytest
 
-from tests.route_fixtures import outcome_of
-from tests.test_retained import GEMINI, gemini_stream, streamed_call
+from tests.test_retained import GEMINI, gemini_stream, outcome_of, streamed_call
 from webclient import Limits
 from webclient._routes import gemini as route
 from webclient._routes.gemini import MAX_INDEX_DIGITS, MAX_PATH_STEPS, assemble, build_arguments, parse_path

@@ -17,13 +17,23 @@ from typing import Any
 
 import pytest
 
-from tests.route_fixtures import check, outcome_of, replay, sse
+from tests.helpers import assert_chunking_invariant
+from tests.route_fixtures import check, comparable, replay, sse
 from webclient import Limits, Outcome, StreamSession
-from webclient._limits import DEFAULT_MAX_RETAINED_CHARS, ENTRY_CHARS
+from webclient._limits import BLOCK_CHARS, DEFAULT_MAX_RETAINED_CHARS, ENTRY_CHARS
 
 CHAT, RESPONSES, ANTHROPIC, GEMINI = "openai-chat", "openai-responses", "anthropic-messages", "gemini"
 
 Event = object  # what ``sse`` frames: a dict, a raw string, or ``(name, dict)``
+
+
+def outcome_of(route: str, data: bytes, **session_kwargs: Any) -> tuple[str, str | None]:
+    """``(outcome, stage)`` of ``data``, the same under every chunking: whole, byte by byte, with empty
+    chunks, 200 sampled single splits (every split up to 256 bytes) and 20 random multi-splits. These
+    streams are long by design (they must pass a ceiling), so every single split would be quadratic."""
+    view: Any = assert_chunking_invariant(lambda chunks: comparable(route, chunks, **session_kwargs), data,
+                                          random_count=20, every_split_max=256)
+    return view[0]["outcome"], view[0]["stage"]
 
 
 # -- stream builders, one per route ---------------------------------------------------------------
@@ -288,14 +298,14 @@ def test_the_issue_s_two_hundred_choices_of_a_megabyte_trip_the_default_ceiling_
             break
     result = session.finish()
     assert (result.outcome, result.stage) == (Outcome.BUFFER_LIMIT, "retained")
-    # The first choice that does not fit (each costs its megabyte plus an entry).
-    assert (fed - 1) * ((1 << 20) + ENTRY_CHARS) <= DEFAULT_MAX_RETAINED_CHARS < fed * ((1 << 20) + ENTRY_CHARS)
+    # The first choice that does not fit (each costs its megabyte plus a block).
+    assert (fed - 1) * ((1 << 20) + BLOCK_CHARS) <= DEFAULT_MAX_RETAINED_CHARS < fed * ((1 << 20) + BLOCK_CHARS)
     assert session.retained_chars <= DEFAULT_MAX_RETAINED_CHARS
 
 
 def test_two_hundred_choices_trip_at_the_same_event_under_every_chunking() -> None:
     data = chat_stream([], [chat(choice(i, "stop", content="x" * 100)) for i in range(200)])
-    limit = 50 * (100 + ENTRY_CHARS + len("stop"))
+    limit = 50 * (100 + BLOCK_CHARS + len("stop"))
     assert outcome_of(CHAT, data, limits=Limits(max_retained_chars=limit)) == ("buffer_limit", "retained")
 
 

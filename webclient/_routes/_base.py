@@ -99,7 +99,7 @@ from typing import Any, ClassVar, TypeVar
 
 from .._events import SSEEvent
 from .._json import loads
-from .._limits import ENTRY_CHARS, MEASURE_ABOVE_CHARS, Limits
+from .._limits import BLOCK_CHARS, ENTRY_CHARS, MEASURE_ABOVE_CHARS, Limits
 from .._outcome import Failure, Outcome
 from .._resume import ResumeContract, Sequencer
 from .._telemetry import sanitize_code, stop_reason_token
@@ -273,9 +273,10 @@ class RouteAccumulator:
     * text and tool-input fragments (every kind, server tools included): their length
       (:meth:`_text`, :meth:`_tool_input`, :meth:`_held_input`); a closed call's parsed arguments
       once more, its input's length (:meth:`_settle`);
-    * per-index entries: :data:`~webclient._limits.ENTRY_CHARS` for each choice, block, item
-      (:meth:`_check_blocks`), call (:meth:`_new_call`, plus its id and name), call-index alias,
-      streamed-argument path (plus its length) and message part;
+    * per-index entries: :data:`~webclient._limits.BLOCK_CHARS` for each choice, block and item
+      (:meth:`_check_blocks`); :data:`~webclient._limits.ENTRY_CHARS` for each call
+      (:meth:`_new_call`, plus its id and name), call-index alias, streamed-argument path (plus its
+      length) and message part;
     * provider objects kept verbatim (items, citations, logprobs, unknown types, compaction
       fields): the event's data length, once per event (:meth:`_retain`);
     * replaceable values (usage, the stop reason, a choice's finish reason, signatures): their
@@ -658,12 +659,12 @@ class RouteAccumulator:
             self._finish(st, reason)
 
     def _check_blocks(self, count: int) -> bool:
-        """A new choice / block / item joins ``count`` others: the blocks ceiling, and one entry
-        charged to the retained ceiling. Returns False on failure."""
+        """A new choice / block / item joins ``count`` others: the blocks ceiling, and
+        :data:`~webclient._limits.BLOCK_CHARS` charged to the retained ceiling. Returns False on failure."""
         if count >= self._max_blocks:
             self._fail(Outcome.BUFFER_LIMIT, "blocks")
             return False
-        return self._hold(ENTRY_CHARS)
+        return self._hold(BLOCK_CHARS)
 
     def _finish(self, st: ChoiceState, reason: str) -> bool:
         """Set (or replace) a choice's finish reason, charged by its length. False on failure."""
