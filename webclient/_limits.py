@@ -77,8 +77,9 @@ DEFAULT_MAX_CITATIONS = 4096
 # paths) and its parsed arguments, provider objects kept verbatim (items, citations, logprobs, usage
 # and metadata), signatures, ids, stop reasons, BLOCK_CHARS for every choice, block and item and
 # ENTRY_CHARS for every other per-index entry (calls, call-index aliases, argument paths, message
-# parts). A resumed session continues its predecessor's count. The SSE line and event buffers are not in it: they have their
-# own ceilings above, and what they hold depends on the chunking, which a trip point must not.
+# parts). A resumed session continues its predecessor's count. The SSE line and event buffers are
+# not in it: they have their own ceilings above, and what they hold depends on the chunking, which a
+# trip point must not.
 #
 # The number comes from Pyodide's real memory, measured with ``build_scripts/bench_memory.py`` (npm
 # pyodide 314.0.7 / Python 3.14.2; Node 20.20.2 and Debian Chromium 156 on a 24 GB machine):
