@@ -836,17 +836,8 @@ class RouteAccumulator:
 
     def _text(self, buf: TextBuffer, fragment: str) -> bool:
         """Append a text fragment (ceilings ``text``, ``retained``). Returns False on failure."""
-        n = len(fragment)
-        size = buf.size + n
-        if size > self._max_text:
-            self._fail(Outcome.BUFFER_LIMIT, "text")
+        if not self._held(buf, len(fragment), self._max_text, "text"):
             return False
-        retained = self._retained + n
-        if retained > self._max_retained:
-            self._fail(Outcome.BUFFER_LIMIT, "retained")
-            return False
-        self._retained = retained
-        buf.size = size
         if buf is not self._run:
             if self._run is not None:
                 self.flush()
@@ -884,7 +875,7 @@ class RouteAccumulator:
     def _tool_input(self, call: ToolCallBuffer, fragment: str) -> bool:
         """Append a raw input fragment (ceilings ``tool_input``, ``retained``). Returns False on
         failure."""
-        if not self._held_input(call, len(fragment)):
+        if not self._held(call, len(fragment), self._max_tool_input, "tool_input"):
             return False
         if call is not self._run:
             if self._run is not None:
@@ -895,12 +886,16 @@ class RouteAccumulator:
         return True
 
     def _held_input(self, buf: Fragments, chars: int) -> bool:
-        """``chars`` more of a tool input held in ``buf`` (a call, a server tool's input, a call's
-        streamed-argument paths): its ``size`` against ``tool_input``, and ``retained``. Returns
-        False on failure."""
+        """``chars`` more of a tool input held in ``buf`` (a server tool's input, a call's
+        streamed-argument paths): :meth:`_held` under ``tool_input``."""
+        return self._held(buf, chars, self._max_tool_input, "tool_input")
+
+    def _held(self, buf: Fragments, chars: int, ceiling: int, stage: str) -> bool:
+        """``chars`` more held in ``buf``: its ``size`` against ``ceiling`` (``stage``), and the
+        retained ceiling. Returns False on failure (nothing is charged then)."""
         size = buf.size + chars
-        if size > self._max_tool_input:
-            self._fail(Outcome.BUFFER_LIMIT, "tool_input")
+        if size > ceiling:
+            self._fail(Outcome.BUFFER_LIMIT, stage)
             return False
         retained = self._retained + chars
         if retained > self._max_retained:
