@@ -133,14 +133,15 @@ async def chunkings(*, data_b64: str, cut_lists: list[list[int]], route: str = "
 
 async def js_entry_point(*, url: str, route: str = "openai-chat", fast: bool = False, cancel_after: int = 0,
                          throw_after: int = 0, deadlines: dict[str, float | None] | None = None,
-                         resume: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Drive start_stream() the way a JavaScript page would, with JS callbacks; report what they received."""
+                         resume: dict[str, Any] | None = None, **options: Any) -> dict[str, Any]:
+    """Drive start_stream() the way a JavaScript page would, with JS callbacks; report what they received.
+    ``options``: more start_stream options, as given."""
     col = js.bridgeCollector(cancel_after, throw_after)
     spec: dict[str, Any] = {"url": url, "route": route, "fast": fast, "body": {"model": "m", "stream": True},
-                            "deadlines": deadlines or {}}
+                            "deadlines": deadlines or {}, **options}
     if resume is not None:
         spec["resume"] = resume
-    options = to_js(spec, dict_converter=js.Object.fromEntries)
+    options = js.JSON.parse(json.dumps(spec))  # a page's plain object: None is null (to_js would give undefined)
     options.onUpdate = col.onUpdate
     options.onResult = col.onResult
     options.onChunk = col.onChunk

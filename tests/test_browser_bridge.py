@@ -31,7 +31,10 @@ from tests.bridge_streams import (
     ID_CHAT_EVENTS,
     ID_CHAT_PARTS,
     TEXT_PARTS,
+    REASONING,
     TOOL,
+    UNKNOWN_ITEM,
+    UNKNOWN_TOOL,
     comparable,
     cut_lists,
     expected,
@@ -398,6 +401,11 @@ def test_a_throwing_page_callback_is_reported_and_changes_nothing(
     ({"url": "http://127.0.0.1:9/x", "route": "no-such-route"}, "route"),
     ({"url": "http://127.0.0.1:9/x", "route": "openai-chat", "bogus": 1}, "options take the keys"),
     ({"url": "http://127.0.0.1:9/x", "route": "openai-chat", "deadlines": {"idle": 1}}, "deadlines"),
+    ({"url": "http://127.0.0.1:9/x", "route": "openai-chat", "keep_unknown_items": "yes"}, "keep_unknown_items"),
+    ({"url": "http://127.0.0.1:9/x", "route": "openai-chat", "include_reasoning_content": 1},
+     "include_reasoning_content"),
+    ({"url": "http://127.0.0.1:9/x", "route": "openai-chat", "resume": {"retries": 1}}, "resume"),
+    ({"url": "http://127.0.0.1:9/x", "route": "openai-chat", "limits": {"max_citations": 0}}, "max_citations"),
 ])
 def test_start_stream_rejects_bad_options_with_a_one_line_webclient_usage_error(
         pyodide: PyodideNode, options: dict[str, Any], words: str) -> None:
@@ -566,6 +574,54 @@ def test_start_stream_takes_resume_and_grace_options_in_milliseconds(
 
     assert answer_view(out["resolved"]) == uninterrupted_view(USAGE)[0]
     assert out["updates"][-1]["kind"] == "committed" and out["results"] == [out["resolved"]]
+
+
+def test_start_stream_reads_a_javascript_null_as_none_in_deadlines_and_the_body(
+        pyodide: PyodideNode, server: SSETestServer) -> None:
+    url = server.url(Script([Send(CHAT_HEAD), Stall(30)]))
+
+    out = pyodide.case("js_entry_point", url=url, body={"model": "m", "tool_choice": None},
+                       deadlines={"first_event_ms": None, "total_ms": None, "idle_ms": 300})
+
+    assert (out["resolved"]["outcome"], out["resolved"]["stage"]) == ("timeout", "idle")
+    assert json.loads(server.exchange(url).request_body) == {"model": "m", "tool_choice": None}
+
+
+@pytest.mark.parametrize("keep", [None, False, True], ids=["default", "false", "true"])
+def test_start_stream_keeps_an_unknown_item_only_when_asked(
+        pyodide: PyodideNode, server: SSETestServer, keep: bool | None) -> None:
+    url = server.url(sse_script(UNKNOWN_ITEM, chunk_size=50))
+    extra = {} if keep is None else {"keep_unknown_items": keep}
+
+    out = pyodide.case("js_entry_point", url=url, fast=True, **extra)
+
+    if keep:
+        assert (out["resolved"]["outcome"], out["resolved"]["items"]) == ("complete", [UNKNOWN_TOOL])
+        assert out["resolved"]["tool_calls"] == [] and out["updates"][-1]["kind"] == "committed"
+    else:
+        assert (out["resolved"]["outcome"], out["resolved"]["stage"]) == ("protocol_error", "unknown_type")
+        assert out["resolved"]["committed"] is False
+
+
+@pytest.mark.parametrize("include", [False, True])
+def test_start_stream_puts_reasoning_content_in_the_assistant_message_only_when_asked(
+        pyodide: PyodideNode, server: SSETestServer, include: bool) -> None:
+    url = server.url(sse_script(REASONING, chunk_size=40))
+
+    out = pyodide.case("js_entry_point", url=url, include_reasoning_content=include)
+
+    message = out["resolved"]["assistant_message"]
+    assert (out["resolved"]["outcome"], message["content"]) == ("complete", "Done.")
+    assert message.get("reasoning_content") == ("Thinking…" if include else None)
+
+
+def test_start_stream_passes_the_vocabulary_ceilings_to_the_session(
+        pyodide: PyodideNode, server: SSETestServer) -> None:
+    url = server.url(sse_script(UNKNOWN_ITEM))
+
+    out = pyodide.case("js_entry_point", url=url, keep_unknown_items=True, limits={"max_item_chars": 10})
+
+    assert (out["resolved"]["outcome"], out["resolved"]["stage"]) == ("buffer_limit", "items")
 
 
 # -- the same entry point in Chromium ----------------------------------------------------------------------------

@@ -14,6 +14,7 @@ One site build, one demo server and one browser per module; a fresh context per 
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import shutil
@@ -33,14 +34,27 @@ sync_api = pytest.importorskip("playwright.sync_api")
 from demo_site import server as demo_server  # noqa: E402  (after the importorskip guards)
 from demo_site.upstream import UpstreamConfig  # noqa: E402
 from tests.e2e_helpers import CHROMIUM, CHROMIUM_ARGS, server_stats, wait_for_stat  # noqa: E402
+from tests.bridge_streams import CHAT, REASONING, UNKNOWN_ITEM, UNKNOWN_TOOL  # noqa: E402
 from tests.kit_pages import (  # noqa: E402
     KIT_API_JS,
     STRICT_SCRIPT_SRC,
     WIDGET_RECORDER_JS,
     cross_origin_page,
+    options_page,
     static_server,
     stock_page,
 )
+from tests.resume_streams import (  # noqa: E402
+    USAGE,
+    USAGE_K,
+    USAGE_N,
+    answer_view,
+    cut_inside,
+    from_event,
+    resume_path,
+    uninterrupted_view,
+)
+from tests.sse_test_server import Script, Send, SSETestServer, Stall, sse_script  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 BOOT_TIMEOUT_MS = 90_000
@@ -231,6 +245,70 @@ def test_the_demo_page_runs_on_the_kit_with_its_fast_path_under_its_csp(context:
     assert "'unsafe-eval'" not in page.evaluate("async () => (await fetch('/')).headers.get('content-security-policy')")
     # The demo's own files load the kit like any widget: no private worker of its own.
     assert not (Path(demo_server.__file__).parent / "static" / "worker.js").exists()
+
+
+# --- every stream option of the Python library, through the kit -------------------------------------------------
+
+#: Kit options that are caller bugs -> the words their one-line message must name.
+BAD_OPTIONS = {
+    "resume_key": ({"resume": {"retries": 1}}, "retries"),
+    "resume_delay": ({"resume": {"delay_ms": -1}}, "resume.delay_ms"),
+    "resume_count": ({"resume": {"max_resumes": 1.5}}, "resume.max_resumes"),
+    "resume_flag": ({"resume": {"last_event_id": "yes"}}, "resume.last_event_id"),
+    "grace": ({"deadlines": {"terminal_grace_ms": 0}}, "terminal_grace_ms"),
+    "keep": ({"keep_unknown_items": "yes"}, "keep_unknown_items"),
+    "reasoning": ({"include_reasoning_content": 1}, "include_reasoning_content"),
+    "limit_name": ({"limits": {"max_no_such_chars": 5}}, "max_no_such_chars", "max_citations"),  # and the real ones
+    "limit_value": ({"limits": {"max_citations": 0}}, "limits.max_citations"),
+}
+
+
+def test_the_kit_takes_every_stream_option_of_the_python_library(
+        context: Any, site: Path, tmp_path: Path) -> None:
+    shutil.copytree(site / "webclient", tmp_path / "webclient")
+    for name, text in options_page().items():
+        (tmp_path / name).write_text(text)
+    with SSETestServer(static_root=tmp_path) as srv:
+        held = {grace: srv.url(Script([Send(CHAT), Stall(30)])) for grace in ("short", "none")}
+        cut = srv.url(Script([Send(cut_inside(USAGE, USAGE_K))]))
+        resumed = srv.add(sse_script(from_event(USAGE, USAGE_K - 1)), path=resume_path(cut))
+        page = context.new_page()
+        page.goto(f"{srv.base_url}/options.html")
+        page.wait_for_function("() => window.__ready === true", timeout=BOOT_TIMEOUT_MS)
+        run = functools.partial(page.evaluate, "(options) => window.run(options)")
+        chat = {"route": "openai-chat"}
+        out = {
+            "grace": run({**chat, "url": held["short"], "deadlines": {"idle_ms": 20_000, "terminal_grace_ms": 300}}),
+            # Still open when the grace ended the attempt: the kit closed the connection, not the browser.
+            "grace_closed": srv.exchange(held["short"]).disconnected.wait(10),
+            "no_grace": run({**chat, "url": held["none"], "deadlines": {"idle_ms": 1_500, "terminal_grace_ms": None}}),
+            "unknown": run({**chat, "url": srv.url(sse_script(UNKNOWN_ITEM))}),
+            "kept": run({**chat, "url": srv.url(sse_script(UNKNOWN_ITEM)), "keep_unknown_items": True}),
+            "kept_limited": run({**chat, "url": srv.url(sse_script(UNKNOWN_ITEM)), "keep_unknown_items": True,
+                                 "limits": {"max_item_chars": 10}}),
+            "reasoning": run({**chat, "url": srv.url(sse_script(REASONING)), "include_reasoning_content": True}),
+            "resumed": run({"route": "openai-responses", "url": cut,
+                            "resume": {"max_resumes": 1, "delay_ms": 0, "max_delay_ms": 10}}),
+            "bad": {name: run({**chat, "url": "/unused", **bad}) for name, (bad, *_) in BAD_OPTIONS.items()},
+        }
+        resume_query = srv.exchange(resumed).query
+
+    assert (out["grace"]["result"]["outcome"], out["grace"]["kinds"][-1]) == ("complete", "committed")
+    assert out["grace"]["ms"] < 10_000 and out["grace_closed"]
+    assert "error" not in out["no_grace"], out["no_grace"]
+    assert (out["no_grace"]["result"]["outcome"], out["no_grace"]["result"]["stage"]) == ("timeout", "idle")
+    assert (out["unknown"]["result"]["outcome"], out["unknown"]["result"]["stage"]) == ("protocol_error",
+                                                                                        "unknown_type")
+    assert (out["kept"]["result"]["outcome"], out["kept"]["result"]["items"]) == ("complete", [UNKNOWN_TOOL])
+    assert (out["kept_limited"]["result"]["outcome"], out["kept_limited"]["result"]["stage"]) == ("buffer_limit",
+                                                                                                 "items")
+    assert out["reasoning"]["result"]["assistant_message"]["reasoning_content"] == "Thinking…"
+    assert answer_view(out["resumed"]["result"]) == uninterrupted_view(USAGE)[0]
+    assert resume_query == f"stream=true&starting_after={USAGE_N}"
+    for name, (_, *words) in BAD_OPTIONS.items():
+        error = out["bad"][name].get("error")
+        assert error is not None and error["isUsage"] and error["name"] == "WebclientUsageError", (name, error)
+        assert all(w in error["message"] for w in words) and "\n" not in error["message"], (name, error)
 
 
 # --- stock Pyodide from the kit folder, and the fallback where eval is refused -----------------------------------

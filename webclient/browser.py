@@ -221,7 +221,8 @@ class BrowserStream:
     ``attempt`` (1 for the first try) and ``idempotent`` feed :func:`webclient.advise_retry`, whose decision is
     recorded in the telemetry's ``retry_decision`` when the attempt ends (``attempt``/``idempotent`` in the JS
     options of :func:`start_stream`). ``resume`` allows follow-up requests that continue a cut stream (none by
-    default; see the module docstring).
+    default; see the module docstring). ``keep_unknown_items`` and ``include_reasoning_content`` are the
+    :class:`~webclient.StreamSession` options of the same names.
 
     Drive it in exactly one of two ways::
 
@@ -257,6 +258,8 @@ class BrowserStream:
         attempt: int = 1,
         idempotent: bool = False,
         resume: ResumePolicy | None = None,
+        keep_unknown_items: bool = False,
+        include_reasoning_content: bool = False,
     ) -> None:
         if not isinstance(url, str) or not url:
             raise UsageError("url must be a non-empty string")
@@ -272,7 +275,9 @@ class BrowserStream:
                                         and all(isinstance(k, str) and isinstance(v, str) for k, v in headers.items())):
             raise UsageError("headers must map str to str")
         self._session = StreamSession(route, limits=limits, tools=tools, accepted_stop_reasons=accepted_stop_reasons,
-                                      utf8_errors=utf8_errors, request_id=request_id, model_alias=model_alias)
+                                      utf8_errors=utf8_errors, request_id=request_id, model_alias=model_alias,
+                                      keep_unknown_items=keep_unknown_items,
+                                      include_reasoning_content=include_reasoning_content)
         self._headers = {k.lower(): v for k, v in (headers or {}).items()}
         self._headers.setdefault("accept", "text/event-stream")
         self._request = RequestSpec(method.upper(), url, self._headers, _encode_body(body, self._headers))
@@ -658,7 +663,7 @@ class BrowserStream:
 # -- the JS entry point -----------------------------------------------------------------------------------------
 
 _OPTION_KEYS = frozenset({"url", "route", "body", "headers", "method", "deadlines", "tools", "limits", "fast",
-                          "attempt", "idempotent", "resume",
+                          "attempt", "idempotent", "resume", "keep_unknown_items", "include_reasoning_content",
                           "accepted_stop_reasons", "utf8_errors", "request_id", "model_alias", "signal", "fetch",
                           "onUpdate", "onResult", "onChunk"})
 _DEADLINE_KEYS = {"connect_ms": "connect", "first_event_ms": "first_event", "idle_ms": "idle", "total_ms": "total",
@@ -744,11 +749,24 @@ def _guarded(callback: Any) -> Callable[[Any], None]:
     return call
 
 
+def _without_jsnull(value: Any, jsnull: Any) -> Any:
+    """``value`` (converted with ``to_py``) with every JS ``null`` -- which Pyodide converts to ``jsnull``, not
+    ``None`` -- as ``None``, inside dicts and lists too: ``deadlines: {idle_ms: null}`` disables a deadline, and a
+    JSON body may hold nulls."""
+    if value is jsnull:
+        return None
+    if isinstance(value, dict):
+        return {key: _without_jsnull(item, jsnull) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_without_jsnull(item, jsnull) for item in value]
+    return value
+
+
 def _parse_options(options: Any) -> tuple[BrowserStream, dict[str, Any]]:
     """Validate the JS options object; the BrowserStream (without callbacks) and the Python dict of options.
     Raises UsageError (one line) for a caller bug."""
     try:
-        opts = options.to_py() if hasattr(options, "to_py") else dict(options)
+        opts = _without_jsnull(options.to_py() if hasattr(options, "to_py") else dict(options), _ffi().jsnull)
     except (TypeError, ValueError) as exc:
         raise UsageError("start_stream options must be a plain object") from exc
     if not isinstance(opts, dict) or not set(opts) <= _OPTION_KEYS:
@@ -767,8 +785,20 @@ def _parse_options(options: Any) -> tuple[BrowserStream, dict[str, Any]]:
         request_id=opts.get("request_id") or "", model_alias=opts.get("model_alias") or "",
         fast=True if opts.get("fast") is None else opts["fast"], fetch=opts.get("fetch"), signal=opts.get("signal"),
         attempt=int(attempt), idempotent=bool(opts.get("idempotent", False)), on_chunk=_chunk_callback(opts),
-        resume=_resume_from_js(opts.get("resume")))
+        resume=_resume_from_js(opts.get("resume")),
+        keep_unknown_items=_flag(opts, "keep_unknown_items"),
+        include_reasoning_content=_flag(opts, "include_reasoning_content"))
     return stream, opts
+
+
+def _flag(opts: dict[str, Any], key: str) -> bool:
+    """A boolean option: missing or ``null`` is false; anything but a boolean is a caller bug."""
+    value = opts.get(key)
+    if value is None:
+        return False
+    if not isinstance(value, bool):
+        raise UsageError(f"{key} must be a boolean")
+    return value
 
 
 def _chunk_callback(opts: dict[str, Any]) -> Callable[[Timeline], None] | None:
@@ -790,6 +820,7 @@ def start_stream(options: Any) -> Any:
          resume: {max_resumes, last_event_id, delay_ms, max_delay_ms},  continue a cut stream (ResumePolicy)
          tools: {name: JSONSchema}, limits: {max_text_chars, ...},     as in Python
          accepted_stop_reasons, utf8_errors, request_id, model_alias, attempt, idempotent,
+         keep_unknown_items, include_reasoning_content,   booleans, as StreamSession takes them
          fast: true,                               the JS pump (see fast_path()); false: the pull loop
          signal,                                   an AbortSignal that cancels the attempt
          fetch,                                    a fetch-compatible function (default: globalThis.fetch)

@@ -60,9 +60,28 @@ export interface Deadlines {
   first_event_ms?: number | null;
   idle_ms?: number | null;
   total_ms?: number | null;
+  /** Once the route's terminal condition arrived with nothing pending, end the attempt `complete` this long after
+   *  the last bytes if the body has not ended (a proxy holding the socket open); the connection is then closed.
+   *  Default 1000; `null` waits for the end of the body (or another deadline). */
+  terminal_grace_ms?: number | null;
 }
 
-/** Ceilings (positive integers); a missing key keeps the library's default (webclient/_limits.py). */
+/** Continue a cut stream with follow-up requests (the Python library's ResumePolicy). A Responses stream resumes
+ *  from its last sequence number (request it with `background: true`); with `last_event_id`, any SSE stream that
+ *  sent `id:` lines is asked again with `Last-Event-ID`. */
+export interface ResumeOptions {
+  /** Follow-up requests allowed (default 0: none). */
+  max_resumes?: number;
+  /** Also reconnect generic SSE streams with `Last-Event-ID` (default false). */
+  last_event_id?: boolean;
+  /** Wait before the first resume when the server sent no `retry:` (doubling after each; default 1000). */
+  delay_ms?: number;
+  /** Cap on that wait (default 30000). */
+  max_delay_ms?: number;
+}
+
+/** Ceilings (positive integers); a missing key keeps the library's default (webclient/_limits.py). The kit
+ *  accepts exactly the ceilings of the webclient it loaded (an unknown name is a WebclientUsageError). */
 export interface Limits {
   max_line_chars?: number;
   max_event_chars?: number;
@@ -70,6 +89,12 @@ export interface Limits {
   max_tool_input_chars?: number;
   max_tool_calls?: number;
   max_blocks?: number;
+  /** Characters of provider objects kept verbatim per response (items, opaque blocks, citations, logprobs). */
+  max_item_chars?: number;
+  /** Characters of opaque reasoning signatures kept per response. */
+  max_signature_chars?: number;
+  /** Citations / annotations per response. */
+  max_citations?: number;
   [ceiling: string]: number | undefined;
 }
 
@@ -86,6 +111,8 @@ export interface StreamOptions {
   tools?: Record<string, JSONObject>;
   deadlines?: Deadlines;
   limits?: Limits;
+  /** Follow-up requests that continue a cut stream into the same answer (default: none). */
+  resume?: ResumeOptions;
   /** Replaces the route's rule of which stop reasons commit. */
   accepted_stop_reasons?: string[];
   utf8_errors?: "strict" | "replace";
@@ -95,6 +122,13 @@ export interface StreamOptions {
   /** For the retry advice recorded in the telemetry: which attempt this is (1, 2, ...) and whether it may repeat. */
   attempt?: number;
   idempotent?: boolean;
+  /** Keep an item / block / part / delta type the route does not know verbatim in `items` instead of failing the
+   *  attempt (`protocol_error`, stage `unknown_type`). It may carry content or a call you must act on: opt in only
+   *  if you inspect `items`. Default false. */
+  keep_unknown_items?: boolean;
+  /** openai-chat only: `assistant_message` carries `reasoning_content` (servers such as DeepSeek want it back
+   *  with tool calls). Default false. */
+  include_reasoning_content?: boolean;
   /** Default true: the static JS pump (works under script-src 'self' 'wasm-unsafe-eval'); false: the pull loop. */
   fast?: boolean;
   /** Aborting it cancels the attempt (outcome "cancelled"). */

@@ -57,10 +57,18 @@ const isPlainObject = (value) => value !== null && typeof value === "object" &&
 
 // --- options ---------------------------------------------------------------------------------------------------
 
-const STREAM_OPTIONS = ["route", "url", "body", "headers", "method", "tools", "deadlines", "limits",
-  "accepted_stop_reasons", "utf8_errors", "request_id", "model_alias", "attempt", "idempotent", "fast", "signal",
-  "onChunk"];
-const DEADLINES = ["connect_ms", "first_event_ms", "idle_ms", "total_ms"];
+const STREAM_OPTIONS = ["route", "url", "body", "headers", "method", "tools", "deadlines", "limits", "resume",
+  "accepted_stop_reasons", "utf8_errors", "request_id", "model_alias", "attempt", "idempotent",
+  "keep_unknown_items", "include_reasoning_content", "fast", "signal", "onChunk"];
+const DEADLINES = ["connect_ms", "first_event_ms", "idle_ms", "total_ms", "terminal_grace_ms"];
+// The limit names are not listed here: the worker reports the fields of the Python library's `Limits` it loaded
+// (webclient/_limits.py is the one place they are defined), so a new ceiling needs no change in this file.
+const RESUME = {
+  max_resumes: [(n) => Number.isSafeInteger(n) && n >= 0, "an integer >= 0"],
+  last_event_id: [(b) => typeof b === "boolean", "a boolean"],
+  delay_ms: [(ms) => typeof ms === "number" && Number.isFinite(ms) && ms >= 0, "a number of milliseconds >= 0"],
+  max_delay_ms: [(ms) => typeof ms === "number" && Number.isFinite(ms) && ms >= 0, "a number of milliseconds >= 0"],
+};
 
 function pageURL() {
   return globalThis.document?.baseURI ?? globalThis.location?.href;
@@ -70,12 +78,13 @@ function optional(options, key, test, what) {
   usage(options[key] === undefined || test(options[key]), `${key} must be ${what}`);
 }
 
-/** Check the caller's stream options; the structured-clonable request for the worker. Throws WebclientUsageError. */
-function streamRequest(options) {
+/** Check the caller's stream options (`limitNames`: the ceilings the worker's webclient knows); the
+ *  structured-clonable request for the worker. Throws WebclientUsageError. */
+function streamRequest(options, limitNames) {
   usage(isPlainObject(options), "stream options must be a plain object");
   const unknown = Object.keys(options).filter((key) => !STREAM_OPTIONS.includes(key));
   usage(unknown.length === 0, `unknown stream option "${unknown[0]}" (the options are ${STREAM_OPTIONS.join(", ")})`);
-  const { route, url, body, headers, deadlines, limits, signal, onChunk, ...rest } = options;
+  const { route, url, body, headers, deadlines, limits, resume, signal, onChunk, ...rest } = options;
   usage(typeof route === "string" && route !== "", "route must be a non-empty string such as \"openai-chat\"");
   usage(typeof url === "string" || url instanceof URL, "url must be a string or a URL");
   let absolute;
@@ -111,7 +120,16 @@ function streamRequest(options) {
   if (limits !== undefined) {
     usage(isPlainObject(limits), "limits must be a plain object");
     for (const [key, n] of Object.entries(limits)) {
+      usage(limitNames.includes(key), `unknown limit "${key}" (the limits are ${limitNames.join(", ")})`);
       usage(Number.isSafeInteger(n) && n > 0, `limits.${key} must be a positive integer`);
+    }
+  }
+  if (resume !== undefined) {
+    const keys = Object.keys(RESUME);
+    usage(isPlainObject(resume), `resume must be an object with the keys ${keys.join(", ")}`);
+    for (const [key, value] of Object.entries(resume)) {
+      usage(keys.includes(key), `unknown resume option "${key}" (the options are ${keys.join(", ")})`);
+      usage(RESUME[key][0](value), `resume.${key} must be ${RESUME[key][1]}`);
     }
   }
   optional(options, "tools", (t) => isPlainObject(t) && Object.values(t).every(isPlainObject),
@@ -124,11 +142,14 @@ function streamRequest(options) {
   optional(options, "model_alias", (s) => typeof s === "string", "a string");
   optional(options, "attempt", (n) => Number.isSafeInteger(n) && n > 0, "a positive integer");
   optional(options, "idempotent", (b) => typeof b === "boolean", "a boolean");
+  optional(options, "keep_unknown_items", (b) => typeof b === "boolean", "a boolean");
+  optional(options, "include_reasoning_content", (b) => typeof b === "boolean", "a boolean");
   optional(options, "fast", (b) => typeof b === "boolean", "a boolean");
   optional(options, "signal", (s) => s instanceof AbortSignal, "an AbortSignal");
   optional(options, "onChunk", (f) => typeof f === "function", "a function");
   const request = { ...rest, route, url: absolute, chunks: onChunk !== undefined };
-  for (const [key, value] of [["body", body], ["headers", headerMap], ["deadlines", deadlines], ["limits", limits]]) {
+  for (const [key, value] of [["body", body], ["headers", headerMap], ["deadlines", deadlines], ["limits", limits],
+    ["resume", resume]]) {
     if (value !== undefined) request[key] = value;
   }
   return request;
@@ -228,6 +249,7 @@ class WebclientStream {
 
 class Client {
   #worker;
+  #limitNames;
   #streams = new Map();
   #next = 0;
   #closed = false;
@@ -240,6 +262,7 @@ class Client {
     this.fastPath = ready.fastPath;
     /** Milliseconds the worker took to boot Pyodide and import webclient. */
     this.bootMs = ready.bootMs;
+    this.#limitNames = ready.limits;
     worker.addEventListener("message", ({ data }) => this.#receive(data));
     worker.addEventListener("error", (event) => this.#crashed(event.message || "the webclient worker failed"));
   }
@@ -251,7 +274,7 @@ class Client {
     let failure = null;
     try {
       usage(!this.#closed, "the client is closed");
-      request = streamRequest(options);
+      request = streamRequest(options, this.#limitNames);
     } catch (error) {
       failure = error instanceof WebclientUsageError ? error : new WebclientUsageError(String(error?.message));
     }

@@ -8,7 +8,7 @@
 //                                                           `chunks: true` asks for per-chunk timelines)
 //                  {type: "cancel", id}
 // worker -> page   {type: "boot", stage, loaded, total}     stage "download" | "start" | "install" | "import"
-//                  {type: "ready", versions, fastPath, bootMs}
+//                  {type: "ready", versions, fastPath, bootMs, limits}    limits: names of webclient.Limits' fields
 //                  {type: "boot-error", message}
 //                  {type: "update", id, update}             one update object (StreamUpdate in webclient.d.ts)
 //                  {type: "chunk", id, timeline}            per transport chunk, only when asked
@@ -96,13 +96,15 @@ async function boot({ runtime, lock, files }) {
     throw new Error(`webclient did not install (${stderr.join(" ").slice(0, 200) || err.message})`);
   }
   startStream = browser.start_stream;
-  const [python, webclient] = pyodide.runPython(
-    "import sys, webclient; [sys.version.split()[0], webclient.__version__]").toJs();
+  const [python, webclient, limits] = pyodide.runPython(
+    "import dataclasses, sys, webclient\n" +
+    "[sys.version.split()[0], webclient.__version__, [f.name for f in dataclasses.fields(webclient.Limits)]]").toJs();
   post({
     type: "ready",
     versions: { pyodide: pyodide.version, python, webclient },
     fastPath: browser.fast_path(),
     bootMs: performance.now() - bootStarted,
+    limits,
   });
 }
 
