@@ -33,8 +33,8 @@ sync_api = pytest.importorskip("playwright.sync_api")
 
 from demo_site import server as demo_server  # noqa: E402  (after the importorskip guards)
 from demo_site.upstream import UpstreamConfig  # noqa: E402
-from tests.e2e_helpers import CHROMIUM, CHROMIUM_ARGS, server_stats, wait_for_stat  # noqa: E402
 from tests.bridge_streams import CHAT, REASONING, UNKNOWN_ITEM, UNKNOWN_TOOL  # noqa: E402
+from tests.e2e_helpers import CHROMIUM, CHROMIUM_ARGS, server_stats, wait_for_stat  # noqa: E402
 from tests.kit_pages import (  # noqa: E402
     KIT_API_JS,
     STRICT_SCRIPT_SRC,
