@@ -168,22 +168,71 @@ def closed_port() -> int:
 
 
 @pytest.mark.parametrize("fast", [False, True], ids=["pull", "fast"])
+@pytest.mark.parametrize("spaced", [False, True], ids=["queued", "spaced"])
 @pytest.mark.parametrize("data", [CHAT, TOOL], ids=["text", "tool_call"])
 def test_stream_chunks_split_inside_characters_crlf_and_json_give_the_whole_input_result(
-        pyodide: PyodideNode, data: bytes, fast: bool) -> None:
+        pyodide: PyodideNode, data: bytes, fast: bool, spaced: bool) -> None:
     lists = cut_lists(data)
     reference = expected(data)
     assert reference["outcome"] == "complete"
 
-    runs = pyodide.case("chunkings", data_b64=base64.b64encode(data).decode(), cut_lists=lists, fast=fast)["runs"]
+    runs = pyodide.case("chunkings", data_b64=base64.b64encode(data).decode(), cut_lists=lists, fast=fast,
+                        spaced=spaced)["runs"]
 
     assert len(runs) == len(lists)
     for cuts, run in zip(lists, runs, strict=True):
-        assert run["pulled"] == run["chunks"] == len({c for c in cuts if 0 < c < len(data)}) + 1
+        n = len({c for c in cuts if 0 < c < len(data)}) + 1
+        assert run["pulled"] == run["chunks"] == run["chunk_count"] == n
+        # Chunks that arrive one by one reach the session one by one (cut characters and all); the fast path feeds
+        # the chunks it finds already queued (here all of them: under 16 KiB) as one batch.
+        assert run["feeds"] == (1 if fast and not spaced else n)
         assert run["result"] == reference, f"cuts {cuts}"
         assert run["text"] == reference["text"]
         if reference["tool_calls"]:
             assert json.loads(run["fragments"]) == reference["tool_calls"][0]["arguments"]
+
+
+def test_the_fast_path_hands_over_the_chunks_already_queued_as_batches_of_16_kib_beyond_the_first(
+        pyodide: PyodideNode) -> None:
+    chunks = [bytes([65 + i % 26]) * 1000 for i in range(40)]
+
+    out = pyodide.case("batches", chunks_b64=b64(chunks))
+
+    assert all(whole for _, whole in out["batches"]["seen"])  # each batch is its chunks' bytes, in order
+    assert [len(sizes) for sizes, _ in out["batches"]["seen"]] == [17, 17, 6]  # 1000 + 16 x 1000 >= 16384
+    assert [size for sizes, _ in out["batches"]["seen"] for size in sizes] == [1000] * 40
+    assert out["chunks"]["seen"] == b64(chunks) and out["chunks"]["pulled"] == 40
+
+
+@pytest.mark.parametrize(("fast", "spaced"), [(True, True), (False, False)], ids=["fast-spaced", "pull-queued"])
+def test_chunks_that_arrive_one_by_one_or_through_the_pull_loop_are_batches_of_one(
+        pyodide: PyodideNode, fast: bool, spaced: bool) -> None:
+    chunks = [b"data: %d\n\n" % i for i in range(12)]
+
+    out = pyodide.case("batches", chunks_b64=b64(chunks), fast=fast, spaced=spaced)
+
+    assert [sizes for sizes, _ in out["batches"]["seen"]] == [[len(c)] for c in chunks]
+    assert out["chunks"]["seen"] == b64(chunks)
+
+
+@pytest.mark.parametrize("fast", [False, True], ids=["pull", "fast"])
+def test_chunks_read_before_a_stream_error_are_handed_over_before_the_error_is_raised(
+        pyodide: PyodideNode, fast: bool) -> None:
+    chunks = [b"data: %d\n\n" % i for i in range(5)]
+
+    out = pyodide.case("batches", chunks_b64=b64(chunks), fast=fast, error_after=3)
+
+    assert [size for sizes, _ in out["batches"]["seen"] for size in sizes] == [len(c) for c in chunks[:3]]
+    assert out["chunks"]["seen"] == b64(chunks[:3])
+    assert out["batches"]["raised"] == out["chunks"]["raised"] == "TypeError"
+
+
+def test_read_chunks_stops_inside_a_batch_at_the_chunk_that_asked_to_stop(pyodide: PyodideNode) -> None:
+    chunks = [b"data: %d\n\n" % i for i in range(5)]
+
+    out = pyodide.case("batches", chunks_b64=b64(chunks), stop_at=2)
+
+    assert out["chunks"]["seen"] == b64(chunks[:2]) and out["chunks"]["raised"] is None
 
 
 def test_a_byte_by_byte_stream_is_reported_chunk_by_chunk_in_the_timeline(pyodide: PyodideNode) -> None:

@@ -145,3 +145,22 @@ def test_the_readme_embeds_the_example_widget_verbatim_in_under_40_lines() -> No
 
     assert blocks[:2] == [("html", html), ("js", js)]
     assert len(html.splitlines()) + len(js.splitlines()) < 40
+
+
+def _code(text: str) -> str:
+    """JavaScript without ``//`` comments and with whitespace collapsed."""
+    return " ".join(re.sub(r"//[^\n]*", "", text).split())
+
+
+def test_the_pump_webclient_compiles_with_eval_is_the_kits_static_pump() -> None:
+    from webclient import browser
+
+    module = (REPO / "demo_site" / "kit" / "pump.mjs").read_text()
+    batch = re.search(r"export const BATCH_BYTES = (\d+);", module)
+    head = "export async function pump(reader, feed) {"
+    assert batch is not None and head in module
+    static = f"const BATCH_BYTES = {batch.group(1)};" + module[module.index(head) + len(head) : module.rindex("}")]
+    inline = browser._PUMP_SOURCE
+    assert inline.startswith("(async (reader, feed) => {") and inline.endswith("})")
+
+    assert _code(inline[len("(async (reader, feed) => {") : -2]) == _code(static)

@@ -311,11 +311,11 @@ class Client {
     const stream = this.#streams.get(message.id);
     if (!stream) return;
     switch (message.type) {
-      case "update":
-        stream._update(message.update);
+      case "updates":
+        for (const update of message.updates) stream._update(update);
         break;
-      case "chunk":
-        stream._chunk(message.timeline);
+      case "chunks":
+        for (const timeline of message.timelines) stream._chunk(timeline);
         break;
       case "result":
         this.#streams.delete(message.id);

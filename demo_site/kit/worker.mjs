@@ -10,8 +10,10 @@
 // worker -> page   {type: "boot", stage, loaded, total}     stage "download" | "start" | "install" | "import"
 //                  {type: "ready", versions, fastPath, bootMs, limits}    limits: names of webclient.Limits' fields
 //                  {type: "boot-error", message}
-//                  {type: "update", id, update}             one update object (StreamUpdate in webclient.d.ts)
-//                  {type: "chunk", id, timeline}            per transport chunk, only when asked
+//                  {type: "updates", id, updates}           the updates (StreamUpdate in webclient.d.ts) of one
+//                                                           batch of transport chunks, in order
+//                  {type: "chunks", id, timelines}          a timeline per transport chunk of a batch, only when
+//                                                           asked
 //                  {type: "result", id, result}             StreamResult.to_dict(), for every outcome
 //                  {type: "error", id, name, message}       a caller bug (name "WebclientUsageError") or a bug here
 
@@ -111,8 +113,9 @@ async function boot({ runtime, lock, files }) {
 function stream(id, { chunks, ...options }) {
   const handle = startStream({
     ...options,
-    onUpdate: (update) => post({ type: "update", id, update }),
-    ...(chunks ? { onChunk: (timeline) => post({ type: "chunk", id, timeline }) } : {}),
+    // One message per batch of chunks (see pump.mjs), not per update: a burst costs one structured clone.
+    onUpdates: (updates) => post({ type: "updates", id, updates }),
+    ...(chunks ? { onChunks: (timelines) => post({ type: "chunks", id, timelines }) } : {}),
   });
   handles.set(id, handle);
   handle.result.then(
