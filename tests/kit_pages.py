@@ -187,13 +187,19 @@ try {
     return {"cross.html": html, "cross.mjs": script}
 
 
+#: ``() => [url, ...]``: the keys of the kit's memory-snapshot store in this origin's Cache Storage.
+SNAPSHOT_KEYS_JS = "async () => (await (await caches.open('webclient-snapshots')).keys()).map((r) => r.url)"
+
+
 def options_page() -> dict[str, str]:
-    """A page beside a copy of the kit folder (``webclient/``) that boots one client and exposes
-    ``window.run(options)``: one attempt with ``options`` (a relative ``url`` is the page's server) ->
-    ``{kinds, result, ms}``, or ``{error: {name, message, isUsage}}`` when it rejects. Sets ``window.__ready``."""
+    """A page beside a copy of the kit folder (``webclient/``) that boots one client (``?snapshot=0``: with
+    ``{snapshot: false}``) and exposes ``window.run(options)``: one attempt with ``options`` (a relative ``url`` is
+    the page's server) -> ``{kinds, result, ms}``, or ``{error: {name, message, isUsage}}`` when it rejects. Sets
+    ``window.__ready`` and ``window.__snapshot`` (the client's ``snapshot``)."""
     script = """
 import { createClient, WebclientUsageError } from "./webclient/webclient.mjs";
-const client = await createClient();
+const client = await createClient({ snapshot: new URLSearchParams(location.search).get("snapshot") !== "0" });
+window.__snapshot = client.snapshot;
 window.run = async (options) => {
   const started = performance.now();
   const stream = client.stream({ body: { model: "m", stream: true }, ...options });

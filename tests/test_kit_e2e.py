@@ -33,10 +33,11 @@ sync_api = pytest.importorskip("playwright.sync_api")
 
 from demo_site import server as demo_server  # noqa: E402  (after the importorskip guards)
 from demo_site.upstream import UpstreamConfig  # noqa: E402
-from tests.bridge_streams import CHAT, REASONING, UNKNOWN_ITEM, UNKNOWN_TOOL  # noqa: E402
+from tests.bridge_streams import CHAT, REASONING, TOOL, UNKNOWN_ITEM, UNKNOWN_TOOL, comparable  # noqa: E402
 from tests.e2e_helpers import CHROMIUM, CHROMIUM_ARGS, server_stats, wait_for_stat  # noqa: E402
 from tests.kit_pages import (  # noqa: E402
     KIT_API_JS,
+    SNAPSHOT_KEYS_JS,
     STRICT_SCRIPT_SRC,
     WIDGET_RECORDER_JS,
     cross_origin_page,
@@ -265,9 +266,7 @@ BAD_OPTIONS = {
 
 def test_the_kit_takes_every_stream_option_of_the_python_library(
         context: Any, site: Path, tmp_path: Path) -> None:
-    shutil.copytree(site / "webclient", tmp_path / "webclient")
-    for name, text in options_page().items():
-        (tmp_path / name).write_text(text)
+    options_site(site, tmp_path)
     with SSETestServer(static_root=tmp_path) as srv:
         held = {grace: srv.url(Script([Send(CHAT), Stall(30)])) for grace in ("short", "none")}
         cut = srv.url(Script([Send(cut_inside(USAGE, USAGE_K))]))
@@ -309,6 +308,103 @@ def test_the_kit_takes_every_stream_option_of_the_python_library(
         error = out["bad"][name].get("error")
         assert error is not None and error["isUsage"] and error["name"] == "WebclientUsageError", (name, error)
         assert all(w in error["message"] for w in words) and "\n" not in error["message"], (name, error)
+
+
+# --- memory snapshots ------------------------------------------------------------------------------------------
+
+
+def options_site(site: Path, root: Path) -> dict[str, str]:
+    """The kit folder and the options page under ``root``; the kit's directory names."""
+    shutil.copytree(site / "webclient", root / "webclient")
+    for name, text in options_page().items():
+        (root / name).write_text(text)
+    return kit_dirs(site)
+
+
+def boot_options_page(page: Any, url: str) -> str:
+    """Load the options page; the client's ``snapshot`` once it is ready."""
+    page.goto(url)
+    page.wait_for_function("() => window.__ready === true", timeout=BOOT_TIMEOUT_MS)
+    snapshot: str = page.evaluate("() => window.__snapshot")
+    return snapshot
+
+
+def stored_snapshots(page: Any, *, at_least: int = 0) -> list[str]:
+    """The snapshot store's keys, once it holds ``at_least`` of them (it is written after ready)."""
+    for _ in range(80):
+        keys: list[str] = page.evaluate(SNAPSHOT_KEYS_JS)
+        if len(keys) >= at_least:
+            return keys
+        page.wait_for_timeout(250)
+    raise AssertionError(f"the snapshot store holds {keys}")
+
+
+def test_a_reload_boots_from_the_snapshot_the_first_boot_stored_and_answers_the_same(
+        context: Any, site: Path, tmp_path: Path) -> None:
+    options_site(site, tmp_path)
+    with SSETestServer(static_root=tmp_path) as srv:
+        page = context.new_page()
+        first = boot_options_page(page, f"{srv.base_url}/options.html")
+        keys = stored_snapshots(page, at_least=1)
+        tool = {"route": "openai-chat", "url": srv.url(sse_script(TOOL, chunk_size=64)), "tools": {
+            "get_weather": {"type": "object", "properties": {"city": {"type": "string"}}}}}
+        cold = page.evaluate("(options) => window.run(options)", tool)
+        page.reload()
+        page.wait_for_function("() => window.__ready === true", timeout=BOOT_TIMEOUT_MS)
+        second = page.evaluate("() => window.__snapshot")
+        again = {**tool, "url": srv.url(sse_script(TOOL, chunk_size=64))}
+        warm = page.evaluate("(options) => window.run(options)", again)
+
+    assert (first, second) == ("made", "restored")
+    assert len(keys) == 1 and "/webclient/snapshot/runtime-" in keys[0]
+    assert warm["kinds"] == cold["kinds"] and warm["kinds"][-1] == "committed"
+    assert comparable(warm["result"]) == comparable(cold["result"])
+    assert warm["result"]["tool_calls"][0]["ready"] is True
+
+
+def test_a_snapshot_the_runtime_refuses_or_cannot_read_is_replaced_and_older_versions_are_deleted(
+        context: Any, site: Path, tmp_path: Path) -> None:
+    dirs = options_site(site, tmp_path)
+    with SSETestServer(static_root=tmp_path) as srv:
+        page = context.new_page()
+        page.goto(f"{srv.base_url}/webclient/webclient.d.ts")  # this origin, no kit booted yet
+        key = f"{srv.base_url}/webclient/snapshot/{dirs['runtime']}/{dirs['wheels']}/"
+        outcomes = []
+        # Bytes that are not a snapshot; then a well-formed stored snapshot of a memory Pyodide refuses.
+        for junk in ("() => new Uint8Array([1, 2, 3])",
+                     f"async () => (await import('/webclient/{dirs['kit']}/snapshots.mjs'))"
+                     ".encode(new Uint8Array(1 << 18).fill(7))"):
+            page.evaluate(f"""async ([key, old]) => {{
+                const cache = await caches.open('webclient-snapshots');
+                for (const request of await cache.keys()) await cache.delete(request);
+                await cache.put(key, new Response(await ({junk})()));
+                await cache.put(old, new Response(new Uint8Array([0])));
+            }}""", [key, f"{srv.base_url}/webclient/snapshot/runtime-0000000000000000/wheels-0000000000000000/"])
+            snapshot = boot_options_page(page, f"{srv.base_url}/options.html")
+            run = page.evaluate("(options) => window.run(options)",
+                                {"route": "openai-chat", "url": srv.url(sse_script(CHAT))})
+            stored = page.evaluate("""async (key) => (await (await (await caches.open('webclient-snapshots'))
+                .match(key)).arrayBuffer()).byteLength""", key) if stored_snapshots(page, at_least=1) else 0
+            outcomes.append((snapshot, run["result"]["outcome"], stored_snapshots(page, at_least=1), stored))
+
+    for snapshot, outcome, keys, stored in outcomes:
+        assert (snapshot, outcome, keys) == ("made", "complete", [key])
+        assert stored > 1_000_000  # the new snapshot, not what was there
+
+
+def test_a_client_without_snapshots_boots_from_scratch_and_stores_nothing(
+        context: Any, site: Path, tmp_path: Path) -> None:
+    options_site(site, tmp_path)
+    with SSETestServer(static_root=tmp_path) as srv:
+        page = context.new_page()
+        snapshots = [boot_options_page(page, f"{srv.base_url}/options.html?snapshot=0") for _ in range(2)]
+        run = page.evaluate("(options) => window.run(options)",
+                            {"route": "openai-chat", "url": srv.url(sse_script(CHAT))})
+        page.wait_for_timeout(1000)
+        keys = page.evaluate(SNAPSHOT_KEYS_JS)
+
+    assert snapshots == ["none", "none"] and run["result"]["outcome"] == "complete"
+    assert keys == []
 
 
 # --- stock Pyodide from the kit folder, and the fallback where eval is refused -----------------------------------
@@ -398,6 +494,13 @@ def test_a_boot_fetches_the_wasm_once_and_a_reload_fetches_no_runtime_bytes(brow
         page = context.new_page()
         page.goto(demo + "/")
         page.get_by_test_id("ready").wait_for(timeout=BOOT_TIMEOUT_MS)
+        # Playwright reports a streamed response when it has finished, which can be after ready: wait for the wasm,
+        # then a moment more for a second fetch of it to show up if there is one.
+        for _ in range(40):
+            if any(url.endswith("pyodide.asm.wasm") for url, _ in fetched):
+                break
+            page.wait_for_timeout(250)
+        page.wait_for_timeout(500)
         cold = [(url, n) for url, n in fetched if HASHED.search(url)]
         fetched.clear()
         page.reload()

@@ -6,7 +6,10 @@ import {
 } from "./webclient/webclient.mjs";
 
 export async function chat(prompt: string, answer: HTMLElement, status: HTMLElement): Promise<StreamResult> {
-  const client: Client = await createClient({ onBoot: (p: BootProgress) => { status.textContent = p.stage; } });
+  const client: Client = await createClient({ onBoot: (p: BootProgress) => { status.textContent = p.stage; },
+                                              snapshot: true });
+  const booted: "restored" | "made" | "none" = client.snapshot;
+  void booted;
   status.textContent = `webclient ${version} on Pyodide ${client.versions.pyodide} (${client.fastPath})`;
   const controller = new AbortController();
   const options: StreamOptions = {
@@ -50,6 +53,8 @@ function describe(update: StreamUpdate, answer: HTMLElement): string {
 
 export function misuses(client: Client, err: unknown): void {
   if (err instanceof WebclientUsageError) console.log(err.name === "WebclientUsageError", err.message);
+  // @ts-expect-error: snapshot is a boolean
+  void createClient({ snapshot: "yes" });
   // @ts-expect-error: not a route
   client.stream({ route: "openai-chatt", url: "/v1/chat/completions" });
   // @ts-expect-error: url is required
