@@ -129,7 +129,7 @@ PUMP_MODULE = "webclient_pump"
 # Python side owns it and cancels it when the attempt stops early.
 _PUMP_SOURCE = """(async (reader, feed) => {
   const BATCH_BYTES = 16384;
-  const soon = () => Promise.resolve(null).then((x) => x).then((x) => x);
+  const idle = Promise.resolve(null);
   let next = reader.read();
   try {
     for (;;) {
@@ -141,7 +141,7 @@ _PUMP_SOURCE = """(async (reader, feed) => {
       while (size < BATCH_BYTES) {
         let queued;
         try {
-          queued = await Promise.race([next, soon()]);
+          queued = await Promise.race([next, idle]);
         } catch {
           break;
         }
