@@ -95,12 +95,13 @@ function streamOf(chunks) {
   return new ReadableStream({ pull(ctl) { if (i < chunks.length) ctl.enqueue(chunks[i++]); else ctl.close(); } });
 }
 
-async function espTextDecoder(createParser, chunks, json) {
+/** The peer: eventsource-parser fed by one TextDecoder({stream: true}) from `reader`; with `json`, every event's
+ *  data is JSON.parse'd too (the least a JS client does with it). The number of events. */
+export async function espTextDecoder(createParser, reader, json) {
   let count = 0;
   const parser = createParser({ onEvent: json ? (e) => { if (e.data !== "[DONE]") JSON.parse(e.data); count += 1; }
                                                 : () => { count += 1; } });
   const decoder = new TextDecoder();
-  const reader = streamOf(chunks).getReader();
   for (;;) {
     const { done, value } = await reader.read();
     if (done) break;
@@ -136,14 +137,14 @@ export async function runBench(py, { createParser, shapes, chunk = 1024, runs = 
     const chunks = cut(shape.bytes, chunk);
     if (prepareLocal(shape.name, shape.bytes, chunk) !== chunks.length) throw new Error("local chunking differs");
     const contenders = {
-      esp_td: () => espTextDecoder(createParser, chunks, false),
+      esp_td: () => espTextDecoder(createParser, streamOf(chunks).getReader(), false),
       esp_tds: () => espTextDecoderStream(createParser, chunks),
       wc_bridge: () => benchBridge(streamOf(chunks)),
       wc_per_chunk: () => benchPerChunk(streamOf(chunks), perChunkLoop),
       wc_local: async () => local(shape.name),
     };
     if (shape.route) {
-      contenders.js_floor = () => espTextDecoder(createParser, chunks, true);
+      contenders.js_floor = () => espTextDecoder(createParser, streamOf(chunks).getReader(), true);
       contenders.wc_session = async () => {
         let updates = 0;
         const fetch = async () => new Response(streamOf(chunks), { headers: { "content-type": "text/event-stream" } });

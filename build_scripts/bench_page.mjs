@@ -4,6 +4,7 @@
 // worker, its pump, one message per batch of updates to this page) against a JS client in this page doing
 // fetch + TextDecoder + eventsource-parser + JSON.parse on the same URL. Sets window.__bench (JSON) when done.
 
+import { espTextDecoder } from "./bench_bridge.mjs";
 import { createParser } from "./eventsource-parser/index.js";
 
 const config = await (await fetch("bench_config.json")).json();
@@ -24,19 +25,7 @@ function inWorker() {
   }).finally(() => worker.terminate());
 }
 
-async function jsClient(url) {
-  let count = 0;
-  const parser = createParser({ onEvent: (e) => { if (e.data !== "[DONE]") JSON.parse(e.data); count += 1; } });
-  const decoder = new TextDecoder();
-  const reader = (await fetch(url)).body.getReader();
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    parser.feed(decoder.decode(value, { stream: true }));
-  }
-  parser.feed(decoder.decode());
-  return count;
-}
+const jsClient = async (url) => espTextDecoder(createParser, (await fetch(url)).body.getReader(), true);
 
 async function kitEndToEnd() {
   const { createClient } = await import("./webclient/webclient.mjs");

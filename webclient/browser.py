@@ -914,37 +914,18 @@ def _flag(opts: dict[str, Any], key: str) -> bool:
     return value
 
 
-def _updates_callback(opts: dict[str, Any], stream: BrowserStream) -> Callable[[list[Update]], None] | None:
-    """The sink of a BrowserStream calling the page's ``onUpdates`` once per feed with the list of its updates
-    and/or ``onUpdate`` with each, as plain objects with the stream's timeline added (guarded); ``None`` if it
-    gave neither."""
-    each = None if opts.get("onUpdate") is None else _guarded(opts["onUpdate"])
-    batch = None if opts.get("onUpdates") is None else _guarded(opts["onUpdates"])
+def _js_callbacks(opts: dict[str, Any], name: str,
+                  convert: Callable[[list[_T]], list[dict[str, Any]]]) -> Callable[[list[_T]], None] | None:
+    """A callback of a BrowserStream that takes a list (of one feed's updates, of one batch's timelines) and calls
+    the page's ``on<Name>s`` with all of them as one array and/or ``on<Name>`` with each, as plain objects made by
+    ``convert`` (guarded: see :func:`_guarded`); ``None`` if the page gave neither."""
+    each = None if opts.get(f"on{name}") is None else _guarded(opts[f"on{name}"])
+    batch = None if opts.get(f"on{name}s") is None else _guarded(opts[f"on{name}s"])
     if each is None and batch is None:
         return None
 
-    def sink(updates: list[Update]) -> None:
-        timeline = stream.timeline.to_dict()
-        items = [{**update.to_dict(), "timeline": timeline} for update in updates]
-        if batch is not None:
-            batch(_to_js_json(items))
-        if each is not None:
-            for item in items:
-                each(_to_js_json(item))
-
-    return sink
-
-
-def _chunks_callback(opts: dict[str, Any]) -> Callable[[list[Timeline]], None] | None:
-    """The chunk callback of a BrowserStream calling the page's ``onChunks`` once per batch of transport chunks
-    with their timelines and/or ``onChunk`` with each (guarded); ``None`` if it gave neither."""
-    each = None if opts.get("onChunk") is None else _guarded(opts["onChunk"])
-    batch = None if opts.get("onChunks") is None else _guarded(opts["onChunks"])
-    if each is None and batch is None:
-        return None
-
-    def sink(timelines: list[Timeline]) -> None:
-        items = [timeline.to_dict() for timeline in timelines]
+    def sink(values: list[_T]) -> None:
+        items = convert(values)
         if batch is not None:
             batch(_to_js_json(items))
         if each is not None:
@@ -1009,8 +990,13 @@ def start_stream(options: Any) -> Any:
         handle.cancel = unused.abort.bind(unused)  # a plain JS function with nothing to stop
         return handle
     on_result: Any = opts.get("onResult")
-    stream._sink = _updates_callback(opts, stream)
-    stream._on_chunks = _chunks_callback(opts)
+
+    def updates(values: list[Update]) -> list[dict[str, Any]]:
+        timeline = stream.timeline.to_dict()
+        return [{**update.to_dict(), "timeline": timeline} for update in values]
+
+    stream._sink = _js_callbacks(opts, "Update", updates)
+    stream._on_chunks = _js_callbacks(opts, "Chunk", lambda timelines: [t.to_dict() for t in timelines])
 
     settle: dict[str, Any] = {}
     promise = js.Promise.new(_ffi().create_once_callable(lambda resolve, reject: settle.update(ok=resolve, err=reject)))
