@@ -18,6 +18,7 @@
 //   wc_per_chunk   the bridge before read-ahead, for the account: a JS loop calling Python once per chunk, one
 //                  EventStreamParser.feed per chunk
 //   wc_local       EventStreamParser over the same chunks already in Python memory (no bridge at all)
+//   wc_local_batch the same in pieces the size of the bridge's batches (what is left is the bridge's own cost)
 // and for streams of one route (not the concatenated recordings) the full session:
 //   js_floor       eventsource-parser + TextDecoder + JSON.parse of every event's data: the least a JS client does
 //   wc_session     start_stream (the kit worker's call) with a fetch stand-in over the chunks: gate, decode, SSE,
@@ -59,15 +60,16 @@ async def _per_chunk(stream, loop):
         proxy.destroy()
     return count + _count(parser.close())
 
-def prepare_local(name, u8, size):
+def prepare_local(name, u8, size, batch):
     data = u8.to_bytes()
     LOCAL[name] = [data[i : i + size] for i in range(0, len(data), size)]
+    LOCAL[name, "batches"] = [data[i : i + batch] for i in range(0, len(data), batch)]
     return len(LOCAL[name])
 
-def local(name):
+def local(name, batches=False):
     parser = EventStreamParser()
     count = 0
-    for chunk in LOCAL[name]:
+    for chunk in LOCAL[(name, "batches") if batches else name]:
         count += _count(parser.feed(chunk))
     return count + _count(parser.close())
 
@@ -128,20 +130,24 @@ async function espTextDecoderStream(createParser, chunks) {
  * @param shapes    [{name, bytes: Uint8Array, events, route: string | null, outcome, session_events}]
  *                  (bench_bridge.py's shapes/index.json plus the bytes)
  */
-export async function runBench(py, { createParser, shapes, chunk = 1024, runs = 7, runtime = "?", log = () => {} }) {
+export async function runBench(py, { createParser, shapes, batchBytes, chunk = 1024, runs = 7, runtime = "?",
+                                     log = () => {} }) {
   await py.runPythonAsync(PY_SETUP);
   const names = ["bench_bridge", "bench_per_chunk", "local", "prepare_local", "start_stream", "fast_path"];
   const [benchBridge, benchPerChunk, local, prepareLocal, startStream, fastPath] = names.map((n) => py.globals.get(n));
-  const out = { runtime, chunk, runs, fast_path: fastPath(), pyodide: py.version, shapes: {} };
+  const out = { runtime, chunk, runs, batch_bytes: batchBytes, fast_path: fastPath(), pyodide: py.version, shapes: {} };
   for (const shape of shapes) {
     const chunks = cut(shape.bytes, chunk);
-    if (prepareLocal(shape.name, shape.bytes, chunk) !== chunks.length) throw new Error("local chunking differs");
+    // The bridge's batches, once the stream keeps up: a chunk and the queued ones up to BATCH_BYTES beyond it.
+    const batch = chunk * (Math.ceil(batchBytes / chunk) + 1);
+    if (prepareLocal(shape.name, shape.bytes, chunk, batch) !== chunks.length) throw new Error("local chunking differs");
     const contenders = {
       esp_td: () => espTextDecoder(createParser, streamOf(chunks).getReader(), false),
       esp_tds: () => espTextDecoderStream(createParser, chunks),
       wc_bridge: () => benchBridge(streamOf(chunks)),
       wc_per_chunk: () => benchPerChunk(streamOf(chunks), perChunkLoop),
       wc_local: async () => local(shape.name),
+      wc_local_batch: async () => local(shape.name, true),
     };
     if (shape.route) {
       contenders.js_floor = () => espTextDecoder(createParser, streamOf(chunks).getReader(), true);
@@ -201,13 +207,13 @@ async function main() {
   const dir = (prefix) => fs.readdirSync(kit).find((n) => n.startsWith(`${prefix}-`));
   const runtime = path.join(kit, dir("runtime"));
   const { loadPyodide } = await import(pathToFileURL(path.join(runtime, "pyodide.mjs")).href);
-  const { pump } = await import(pathToFileURL(path.join(kit, dir("kit"), "pump.mjs")).href);
+  const { pump, BATCH_BYTES } = await import(pathToFileURL(path.join(kit, dir("kit"), "pump.mjs")).href);
   const { createParser } = await import(pathToFileURL(path.join(site, "eventsource-parser", "index.js")).href);
   const py = await bootLikeTheKit({ runtimeURL: runtime + path.sep, lockURL: path.join(kit, dir("wheels"),
                                     "pyodide-lock.json"), pump, loadPyodide });
   const index = JSON.parse(fs.readFileSync(path.join(site, "shapes", "index.json"), "utf8"));
   const shapes = index.map((s) => ({ ...s, bytes: new Uint8Array(fs.readFileSync(path.join(site, "shapes", s.file))) }));
-  const result = await runBench(py, { createParser, shapes, chunk: Number(opt("chunk", 1024)),
+  const result = await runBench(py, { createParser, shapes, batchBytes: BATCH_BYTES, chunk: Number(opt("chunk", 1024)),
                                       runs: Number(opt("runs", 7)), runtime: `Node ${process.version}`,
                                       log: (m) => process.stderr.write(m + "\n") });
   process.stdout.write(JSON.stringify(result) + "\n");

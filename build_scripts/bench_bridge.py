@@ -76,7 +76,8 @@ DECODE_ROWS = [("esp_td", "eventsource-parser + TextDecoder (the peer)"),
                ("esp_tds", "eventsource-parser + TextDecoderStream"),
                ("wc_bridge", "webclient decode+SSE through the kit's bridge"),
                ("wc_per_chunk", "  the bridge before read-ahead (a call per chunk)"),
-               ("wc_local", "  bytes already in Python (no bridge)")]
+               ("wc_local", "  bytes already in Python (no bridge)"),
+               ("wc_local_batch", "  the same, in pieces of the bridge's batches")]
 
 
 def tool(*args: str) -> None:

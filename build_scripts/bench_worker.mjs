@@ -11,7 +11,7 @@ import { createParser } from "./eventsource-parser/index.js";
 self.onmessage = async ({ data }) => {
   try {
     const { loadPyodide } = await import(new URL("pyodide.mjs", data.runtimeURL).href);
-    const { pump } = await import(data.pumpURL);
+    const { pump, BATCH_BYTES } = await import(data.pumpURL);
     const py = await bootLikeTheKit({ runtimeURL: data.runtimeURL, lockURL: data.lockURL, pump, loadPyodide });
     const index = await (await fetch(new URL("index.json", data.shapesURL))).json();
     const shapes = [];
@@ -19,7 +19,7 @@ self.onmessage = async ({ data }) => {
       const bytes = new Uint8Array(await (await fetch(new URL(shape.file, data.shapesURL))).arrayBuffer());
       shapes.push({ ...shape, bytes });
     }
-    const result = await runBench(py, { createParser, shapes, chunk: data.chunk, runs: data.runs,
+    const result = await runBench(py, { createParser, shapes, batchBytes: BATCH_BYTES, chunk: data.chunk, runs: data.runs,
                                         runtime: data.runtime, log: (log) => self.postMessage({ log }) });
     self.postMessage({ result });
   } catch (err) {

@@ -125,11 +125,13 @@ PUMP_MODULE = "webclient_pump"
 # The fast path's read loop, compiled with ``eval`` (``pyodide.code.run_js``) only when no host registered
 # PUMP_MODULE; the same code as ``pump`` in the kit's pump.mjs (read there why it reads ahead). ``feed(bytes,
 # sizes)`` gets one transport chunk (``sizes`` undefined) or several already queued ones concatenated (``sizes``
-# their lengths), and returns true when the session needs no more bytes. The loop never releases the reader: the
+# their lengths; the bytes are valid during the call only, their buffer is reused), and returns true when the
+# session needs no more bytes. The loop never releases the reader: the
 # Python side owns it and cancels it when the attempt stops early.
 _PUMP_SOURCE = """(async (reader, feed) => {
   const BATCH_BYTES = 16384;
   const idle = Promise.resolve(null);
+  let scratch = new Uint8Array(2 * BATCH_BYTES);
   let next = reader.read();
   try {
     for (;;) {
@@ -154,7 +156,8 @@ _PUMP_SOURCE = """(async (reader, feed) => {
         if (feed(first.value, undefined)) return;
         continue;
       }
-      const bytes = new Uint8Array(size);
+      if (scratch.length < size) scratch = new Uint8Array(size);
+      const bytes = scratch.subarray(0, size);
       const sizes = chunks.map((chunk) => chunk.byteLength);
       let at = 0;
       for (const chunk of chunks) {

@@ -7,7 +7,8 @@
 // behind) are taken at once, up to BATCH_BYTES, and handed to Python in ONE synchronous call: `feed(bytes, sizes)`
 // with the chunks concatenated and `sizes` their lengths (`sizes` undefined for a single chunk, the usual case at
 // LLM rates). A read is never waited for to fill a batch: a chunk that has not arrived yet starts the next one, so
-// batching adds no latency. `feed` returns true when the session wants no more bytes. The reader is neither
+// batching adds no latency. A batch's bytes are valid only during the call (their buffer is reused), which is
+// when Python copies them. `feed` returns true when the session wants no more bytes. The reader is neither
 // released nor cancelled here: the Python side owns it.
 
 /** Bytes of queued chunks taken into one call into Python. Crossing into Python costs a few microseconds per call
@@ -26,6 +27,9 @@ export async function pump(reader, feed) {
   // source enqueues as it is pulled, which take one microtask, at three promises per race: measured 2.5x the cost
   // of the read itself in Chromium. Such a source's first read-ahead then finds nothing: a batch of one chunk.)
   const idle = Promise.resolve(null);
+  // A batch is copied into this buffer, reused: Python copies it out during the call (allocating a fresh buffer
+  // per batch costs more than the copy).
+  let scratch = new Uint8Array(2 * BATCH_BYTES);
   let next = reader.read();
   try {
     for (;;) {
@@ -50,7 +54,8 @@ export async function pump(reader, feed) {
         if (feed(first.value, undefined)) return;
         continue;
       }
-      const bytes = new Uint8Array(size);
+      if (scratch.length < size) scratch = new Uint8Array(size);
+      const bytes = scratch.subarray(0, size);
       const sizes = chunks.map((chunk) => chunk.byteLength);
       let at = 0;
       for (const chunk of chunks) {
