@@ -22,7 +22,7 @@ import { createClient } from "/webclient/webclient.mjs";
 import { TimelineChart } from "./chart.js";
 import { Follower } from "./follow.js";
 import { describeOutcome } from "./outcomes.js";
-import { TextSink } from "./text_sink.js";
+import { alignSeams, setFrameScheduler, TextSink } from "./text_sink.js";
 import { ToolCard } from "./tool_card.js";
 
 const demo = {
@@ -31,8 +31,8 @@ const demo = {
   attempts: 0,
   // One entry per rendered text delta of the current attempt: [characters shown before it, its length, ms].
   renderTimes: [],
-  // One entry per animation frame that followed the stream: [characters shown, ms spent laying out the frame's
-  // appends and scrolling to the end].
+  // One entry per animation frame that followed the stream: [characters shown, characters added since the last
+  // such frame, ms spent aligning text seams, laying out the frame's appends and scrolling to the end].
   layoutTimes: [],
 };
 window.__demo = demo;
@@ -53,15 +53,24 @@ function clone(templateId) {
   return $(templateId).content.firstElementChild.cloneNode(true);
 }
 
-const follower = new Follower(ui.conversation, ui.jump, (ms) => {
-  if (stream !== null && current) demo.layoutTimes.push([current.attempt.sink.length, ms]);
+let shownAtLastFrame = 0;
+const follower = new Follower(ui.conversation, ui.jump, {
+  beforeFrame: alignSeams,
+  onFrame: (ms) => {
+    if (stream === null || !current) return;
+    const shown = current.attempt.sink.length;
+    demo.layoutTimes.push([shown, shown - shownAtLastFrame, ms]);
+    shownAtLastFrame = shown;
+  },
 });
+setFrameScheduler(() => follower.requestFrame());
 
 // --- the developer panel ------------------------------------------------------------------------------------
 
 class DevPanel {
   constructor() {
     this.chart = new TimelineChart($("chart"), $("legend"));
+    this.chart.visible = false;
     ui.devToggle.addEventListener("click", () => this.toggle());
     ui.devClose.addEventListener("click", () => this.toggle(false));
   }
@@ -69,6 +78,8 @@ class DevPanel {
   toggle(open = ui.devpanel.hidden) {
     ui.devpanel.hidden = !open;
     ui.devToggle.setAttribute("aria-expanded", String(open));
+    this.chart.visible = open;
+    if (open) this._render();
     (open ? ui.devClose : ui.devToggle).focus();
   }
 
@@ -142,6 +153,7 @@ class DevPanel {
   }
 
   _renderSoon() {
+    if (ui.devpanel.hidden) return;  // collapsed: drawn when opened
     if (!this.frame) this.frame = requestAnimationFrame(() => { this.frame = 0; this._render(); });
   }
 
@@ -247,10 +259,19 @@ class Attempt {
   commit(result) {
     const text = result.text || (result.refusal ? `Refused: ${result.refusal}` : "");
     if (text && this.sink.length === text.length && this.sink.text === text) {
-      this.sink.moveTo(this.committed);   // the same Text nodes: nothing is laid out again, nothing moves
+      // The streamed text is the committed answer: its element becomes the committed one where it stands (nothing
+      // is laid out again, nothing moves) and the hooks follow the roles.
+      [this.provisional, this.committed] = [this.committed, this.provisional];
+      for (const [element, role] of [[this.provisional, "provisional"], [this.committed, "committed"]]) {
+        element.dataset.testid = role;
+        element.classList.toggle("provisional-text", role === "provisional");
+        element.classList.toggle("committed-text", role === "committed");
+      }
+      this.committed.removeAttribute("data-state");
     } else {
       this.sink.clear();
-      new TextSink(this.committed).append(text);
+      this.sink = new TextSink(this.committed);
+      this.sink.append(text);
     }
     this.provisional.dataset.state = "committed";
     for (const sink of this.channelSinks.values()) sink.clear();
@@ -441,6 +462,7 @@ async function run(turn) {
   demo.attempts += 1;
   demo.renderTimes = [];
   demo.layoutTimes = [];
+  shownAtLastFrame = 0;
   ui.announcer.textContent = "";
   attempt.retryButton.addEventListener("click", () => retry(turn));
   devPanel.start();
@@ -480,12 +502,12 @@ function announcement(attempt, result) {
   const text = attempt.finalText;
   const sentence = attempt.said?.sentence ?? "";
   if (!text) return sentence;
-  const words = text.trim().split(/\s+/).length;
+  const size = `${text.length.toLocaleString("en-US")} characters`;
   if (result.outcome === "complete") {
     return text.length <= 600 ? `Answer: ${text} ${sentence}`
-      : `Answer, ${words.toLocaleString("en-US")} words, starting: ${text.slice(0, 200)}… ${sentence}`;
+      : `Answer of ${size}, starting: ${text.slice(0, 200)}… ${sentence}`;
   }
-  return `${sentence} The partial answer has ${words.toLocaleString("en-US")} words.`;
+  return `${sentence} The partial answer on screen has ${size}.`;
 }
 
 function render(attempt, u) {

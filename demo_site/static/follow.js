@@ -10,11 +10,14 @@ export class Follower {
   /**
    * @param {HTMLElement} scroller the scrolling conversation
    * @param {HTMLButtonElement} jump the "Jump to latest" button
-   * @param {(ms: number) => void} onFrame told how long each follow frame spent in layout + scrolling
+   * @param {{beforeFrame?: () => void, onFrame?: (ms: number) => void}} hooks `beforeFrame` runs first in each
+   *   follow frame (layout work of its own, such as text_sink.js's seams); `onFrame` is told how long the frame
+   *   spent in it, in layout and in scrolling
    */
-  constructor(scroller, jump, onFrame = () => {}) {
+  constructor(scroller, jump, { beforeFrame = () => {}, onFrame = () => {} } = {}) {
     this.scroller = scroller;
     this.jump = jump;
+    this.beforeFrame = beforeFrame;
     this.onFrame = onFrame;
     this.following = true;
     this.frame = 0;
@@ -29,34 +32,42 @@ export class Follower {
     jump.addEventListener("click", () => this.toLatest());
   }
 
-  /** Content changed: keep the newest content in view if the reader is following. */
+  /** Content changed: at the next frame, keep the newest content in view if the reader is following (else offer
+   *  the jump). */
   changed() {
-    if (this.following) this._schedule();
-    else this._showJump();
+    this._schedule();
   }
 
   /** Follow again and show the newest content now (a new question, or the button). */
   toLatest() {
     this.following = true;
     this.jump.hidden = true;
+    this.beforeFrame();
     this._scrollToEnd();
+  }
+
+  /** Ask for a follow frame without new content (frame work of others, see `beforeFrame`). */
+  requestFrame() {
+    this._schedule();
   }
 
   _schedule() {
     if (this.frame) return;
     this.frame = requestAnimationFrame(() => {
       this.frame = 0;
+      const started = performance.now();
+      this.beforeFrame();
       if (this.following) this._scrollToEnd();
+      else this._showJump();
+      this.onFrame(performance.now() - started);
     });
   }
 
   _scrollToEnd() {
-    const started = performance.now();
     const el = this.scroller;
-    // Reading scrollHeight lays out what changed since the last frame: timed as the frame's layout cost.
+    // Reading scrollHeight lays out what changed since the last frame (timed as part of the frame's cost).
     el.scrollTop = el.scrollHeight;
     this.ownScrollTop = el.scrollTop;
-    this.onFrame(performance.now() - started);
   }
 
   _distanceToEnd() {

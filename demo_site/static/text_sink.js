@@ -3,15 +3,16 @@
 //
 // The DOM: the container (white-space: pre-wrap) holds a run of segments, <span class="seg"> with
 // `display: inline-block; width: 100%` (style.css). Each segment holds Text nodes of at most NODE_CHARS characters
-// that grow with appendData, so an append copies a bounded string. A segment is an independent formatting
-// context: the browser lays out only the open (last) segment when text arrives and keeps the layout of the sealed
-// ones (a single 1 MB inline paragraph costs ~300 ms of layout per frame in Chromium; these segments keep it flat).
+// that grow with appendData, so an append copies a bounded string; a segment holds about SEGMENT_CHARS characters,
+// then the next one starts. A segment is an independent formatting context, so the browser lays out only the
+// segments that changed and keeps the layout of the others (one 1 MB inline paragraph costs ~300 ms of layout
+// per frame in Chromium; these segments keep a frame's layout proportional to what arrived since the last one).
 //
-// Why the segments show no break: a segment is sealed only at the start of its last rendered line, i.e. exactly
-// where the browser wrapped the line anyway (or right after a newline the model sent), so the text after the seam
-// starts a new line at the same place it would have in one long paragraph. Line breaking is greedy, so the lines
-// before a seam do not depend on the text after it. When the container's width changes the seams no longer fall
-// on line ends: `reflow` moves each seam back to a line start (a few segments per frame, in order).
+// Why the seams show no break: before each paint, every new seam is moved to the start of the last rendered line
+// of the segment before it (that line's text moves to the front of the next segment), i.e. exactly where the
+// browser wrapped the line anyway; a seam right after a newline the model sent needs no move. Line breaking is
+// greedy, so the lines before a seam do not depend on the text after it. When the container's width changes the
+// seams no longer fall on line ends, and all of them are realigned the same way (a few segments per frame).
 //
 // Why the text is exact: inline-blocks add nothing to innerText or to a copied selection (block boxes would each
 // add a newline), and the Text nodes hold exactly the characters appended, in order. Everything is inserted as
@@ -19,42 +20,52 @@
 
 /** appendData copies the node's whole string: a node takes appends up to this size, then a new node starts. */
 const NODE_CHARS = 1024;
-/** Once the open segment holds this many characters, its complete lines are sealed at the next frame. */
+/** A segment takes appends up to this size, then the next one starts (its seam is aligned at the next frame). */
 const SEGMENT_CHARS = 4096;
-/** Reflow work per frame (ms) after a width change; the rest waits for the next frame. */
-const REFLOW_BUDGET_MS = 8;
+/** Seam alignment work per frame (ms); what is left waits for the next frame. */
+const ALIGN_BUDGET_MS = 8;
 
-const graphemes = typeof Intl !== "undefined" && Intl.Segmenter ? new Intl.Segmenter(undefined, { granularity: "grapheme" })
-  : null;
+const graphemes = typeof Intl !== "undefined" && Intl.Segmenter
+  ? new Intl.Segmenter(undefined, { granularity: "grapheme" }) : null;
 
 // --- one frame loop for every sink --------------------------------------------------------------------------------
 
-const pendingSeal = new Set();
-const pendingReflow = new Set();
+/** Sinks with seams to align, in the order they asked. */
+const pending = new Set();
 let frame = 0;
+/** Who asks for the frame that aligns seams: by default requestAnimationFrame; see setFrameScheduler. */
+let requestFrame = () => {
+  if (!frame) frame = requestAnimationFrame(alignSeams);
+};
 
-function schedule() {
-  if (!frame) frame = requestAnimationFrame(runFrame);
+/** Let the page's own frame loop drive the alignment: `request()` must lead to one `alignSeams()` call early in the
+ *  next animation frame (before the page reads layout). One loop per frame keeps the frame's layout in one place. */
+export function setFrameScheduler(request) {
+  requestFrame = request;
 }
 
-function runFrame() {
+function schedule(sink) {
+  pending.add(sink);
+  requestFrame();
+}
+
+/** Align the seams waiting for a frame now (in a requestAnimationFrame callback, before the page reads layout for
+ *  its own purposes: the caller then measures a settled layout). */
+export function alignSeams() {
+  if (frame) cancelAnimationFrame(frame);
   frame = 0;
-  for (const sink of pendingSeal) sink._sealOpen();
-  pendingSeal.clear();
-  const deadline = performance.now() + REFLOW_BUDGET_MS;
-  for (const sink of pendingReflow) {
-    if (sink._reflowStep(deadline)) pendingReflow.delete(sink);
+  const deadline = performance.now() + ALIGN_BUDGET_MS;
+  for (const sink of pending) {
+    const state = sink._align(deadline);
+    if (state !== "more") pending.delete(sink);
     if (performance.now() > deadline) break;
   }
-  if (pendingReflow.size) schedule();
+  if (pending.size) requestFrame();
 }
 
-// A width change moves line ends: every sink whose container changed width re-aligns its seams.
+// A width change moves line ends: every sink whose container changed width realigns its seams.
 const resizes = typeof ResizeObserver === "undefined" ? null : new ResizeObserver((entries) => {
-  for (const entry of entries) {
-    const sink = entry.target.__textSink;
-    if (sink) sink._widthChanged(entry.contentRect.width);
-  }
+  for (const entry of entries) entry.target.__textSink?._widthChanged(entry.contentRect.width);
 });
 
 // --- measuring lines ----------------------------------------------------------------------------------------------
@@ -172,11 +183,12 @@ function newSegment() {
 }
 
 export class TextSink {
-  /** @param {HTMLElement} container the element (white-space: pre-wrap) the segments go into */
+  /** @param {HTMLElement} container the element (white-space: pre-wrap, no padding) the segments go into */
   constructor(container) {
-    this.length = 0;    // characters appended in total
-    this.width = null;  // the container width the seams were placed at (null: none placed yet)
-    this._attach(container);
+    this.container = container;
+    container.__textSink = this;
+    resizes?.observe(container);
+    this.length = 0;        // characters appended in total
     this._reset();
   }
 
@@ -186,18 +198,13 @@ export class TextSink {
     this.length += text.length;
     while (text) {
       if (this.node === null || this.node.length >= NODE_CHARS) this._newNode();
-      const room = NODE_CHARS - this.node.length;
-      let piece = text.length <= room ? text : text.slice(0, room);
+      let piece = text.slice(0, NODE_CHARS - this.node.length);
       // Keep a surrogate pair in one node (a node boundary is invisible, but keep the nodes well-formed).
       const last = piece.charCodeAt(piece.length - 1);
-      if (piece.length < text.length && last >= 0xd800 && last <= 0xdbff && piece.length > 1) piece = piece.slice(0, -1);
+      if (piece.length < text.length && piece.length > 1 && last >= 0xd800 && last <= 0xdbff) piece = piece.slice(0, -1);
       this.node.appendData(piece);
       this.openChars += piece.length;
       text = text.slice(piece.length);
-    }
-    if (this.openChars >= SEGMENT_CHARS) {
-      pendingSeal.add(this);
-      schedule();
     }
   }
 
@@ -213,87 +220,65 @@ export class TextSink {
     this._reset();
   }
 
-  /** Move what is shown, unchanged, into `container` (which the sink then writes to). No text is re-laid out
-   *  unless the new container is narrower or wider (then the seams are realigned). */
-  moveTo(container) {
-    if (container === this.container) return;
-    container.replaceChildren(...this.container.childNodes);
-    this.container.__textSink = null;
-    resizes?.unobserve(this.container);
-    this._attach(container);
-  }
-
-  _attach(container) {
-    this.container = container;
-    container.__textSink = this;
-    resizes?.observe(container);
-  }
-
   _reset() {
-    this.open = null;   // the open segment
-    this.node = null;   // its last Text node, which takes appends
-    this.openChars = 0; // characters in the open segment
-    this.reflowAt = null;
-    pendingSeal.delete(this);
-    pendingReflow.delete(this);
+    this.open = null;       // the segment that takes appends
+    this.node = null;       // its last Text node
+    this.openChars = 0;     // characters in it
+    this.alignFrom = null;  // the first segment whose seam (with the next one) may not be at a line start
+    this.width = null;      // the container width the seams were aligned at (null: not known)
+    pending.delete(this);
   }
 
   _newNode() {
+    if (this.open !== null && this.openChars >= SEGMENT_CHARS) {
+      // Close the full segment now (its seam is aligned before the next paint), so no segment grows with the
+      // time between two frames.
+      this.alignFrom ??= this.open;
+      this.open = null;
+      schedule(this);
+    }
     if (this.open === null) {
       this.open = newSegment();
+      this.openChars = 0;
       this.container.appendChild(this.open);
     }
     this.node = document.createTextNode("");
     this.open.appendChild(this.node);
   }
 
-  /** Seal the open segment's complete lines into a segment of their own (called in a frame, before paint). */
-  _sealOpen() {
-    if (this.open === null || this.openChars < SEGMENT_CHARS || this.reflowAt !== null) return;
-    const cut = lastLineStart(this.open);
-    if (cut <= 0) return;  // one line, or not rendered (hidden): try again with the next append
-    this.width ??= this.container.getBoundingClientRect().width;
-    const tail = splitAt(this.open, cut);
-    const rest = newSegment();
-    rest.append(...tail);
-    this.open.after(rest);
-    this.open = rest;
-    this.node = rest.lastChild;
-    this.openChars = this.open.textContent.length;
-  }
-
   _widthChanged(width) {
-    if (width === 0 || this.width === null || Math.abs(width - this.width) < 0.5) return;
+    if (width === 0 || (this.width !== null && Math.abs(width - this.width) < 0.5)) return;
+    if (this.width !== null) this.alignFrom = this.container.firstElementChild;  // every seam moved
     this.width = width;
-    if (this.container.childElementCount < 2) return;
-    this.reflowAt = this.container.firstElementChild;
-    pendingReflow.add(this);
-    schedule();
+    if (this.alignFrom) schedule(this);
   }
 
-  /** Realign seams from `reflowAt` on, until `deadline`; true when every seam is at a line start again. */
-  _reflowStep(deadline) {
-    let segment = this.reflowAt;
-    while (segment && segment !== this.open) {
+  /** Align seams from `alignFrom` on until `deadline`: "done", "more" (time ran out) or "blocked" (the container
+   *  is not rendered; a later size change brings it back). Runs in a frame, before paint. */
+  _align(deadline) {
+    let segment = this.alignFrom;
+    while (segment?.nextElementSibling) {
       const next = segment.nextElementSibling;
-      if (!next) break;
       if (!segment.textContent.endsWith("\n")) {  // a seam after a newline is one at any width
         const cut = lastLineStart(segment);
-        if (cut < 0) break;
-        const tail = splitAt(segment, cut);
-        next.prepend(...tail);
+        if (cut < 0) {
+          this.alignFrom = segment;
+          this.width = null;
+          return "blocked";
+        }
+        next.prepend(...splitAt(segment, cut));
         if (next !== this.open) next.normalize();
+        else this.openChars = next.textContent.length;
         if (cut === 0) segment.remove();
       }
       segment = next;
-      if (performance.now() > deadline) {
-        this.reflowAt = segment;
-        return false;
+      if (performance.now() > deadline && segment.nextElementSibling) {
+        this.alignFrom = segment;
+        return "more";
       }
     }
-    this.reflowAt = null;
-    if (this.open) this.openChars = this.open.textContent.length;
-    if (this.openChars >= SEGMENT_CHARS) pendingSeal.add(this);
-    return true;
+    this.alignFrom = null;
+    this.width = this.container.getBoundingClientRect().width;
+    return "done";
   }
 }
