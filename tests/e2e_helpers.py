@@ -183,12 +183,10 @@ def open_demo(page: Any, base_url: str) -> None:
     page.get_by_test_id("ready").wait_for(timeout=BOOT_TIMEOUT_MS)
 
 
-def send(page: Any, route: str, scenario: str, *, prompt: str = PROMPT, idle_s: float | None = None,
-         record: bool = True) -> float:
-    """Pick route and scenario (opening the settings where a phone layout keeps them collapsed, and closing them
-    again), type the prompt, press Send; return the page's clock (ms) at the click."""
-    settings = page.locator("#settings")
-    was_open = settings.evaluate("(el) => el.open")
+def choose(page: Any, route: str, scenario: str, *, idle_s: float | None = None) -> None:
+    """Pick route, scenario and idle deadline in the settings (opening them where a phone layout keeps them
+    collapsed, and closing them again)."""
+    was_open = page.locator("#settings").evaluate("(el) => el.open")
     if not was_open:
         page.locator("#settings summary").click()
     page.get_by_test_id("route-select").select_option(route)
@@ -196,6 +194,12 @@ def send(page: Any, route: str, scenario: str, *, prompt: str = PROMPT, idle_s: 
     page.get_by_test_id("idle-timeout").fill(str(idle_s if idle_s is not None else DEFAULT_IDLE_S))
     if not was_open:
         page.locator("#settings summary").click()
+
+
+def send(page: Any, route: str, scenario: str, *, prompt: str = PROMPT, idle_s: float | None = None,
+         record: bool = True) -> float:
+    """Choose route and scenario, type the prompt, press Send; return the page's clock (ms) at the click."""
+    choose(page, route, scenario, idle_s=idle_s)
     page.get_by_test_id("prompt").fill(prompt)
     sent_at: float = page.evaluate("(off) => { window.__rec.off = off; window.__rec.reset(); "
                                    "return performance.now(); }", not record)

@@ -343,6 +343,8 @@ class Attempt {
     try {
       await navigator.clipboard.writeText(this.finalText);
       this.copyStatus.textContent = "Copied.";
+      clearTimeout(this.copyTimer);
+      this.copyTimer = setTimeout(() => { this.copyStatus.textContent = ""; }, 4000);
     } catch {
       this.copyStatus.textContent = "Copying is not allowed here: select the text and copy it instead.";
     }
@@ -612,7 +614,9 @@ function option(value, text) {
 
 function showSettings() {
   const scenario = config.scenarios.find((s) => s.slug === ui.scenario.value);
-  ui.expected.textContent = scenario ? `Expected outcome of this scenario: ${scenario.expected}.` : "";
+  const model = config.routes.find((r) => r.route === ui.route.value)?.default_model;
+  ui.expected.textContent = `Model ${model}` +
+    (scenario && config.mode !== "proxy" ? ` · expected outcome: ${scenario.expected}.` : ".");
   ui.settingsSummary.textContent = config.mode === "proxy" ? ui.route.value
     : `${ui.route.value} · ${scenario?.title ?? ui.scenario.value}`;
 }
@@ -625,7 +629,7 @@ async function getJSON(path) {
 
 async function loadConfig() {
   [config, tools] = await Promise.all([getJSON("/demo/config.json"), getJSON("/demo/tools.json")]);
-  ui.route.replaceChildren(...config.routes.map((r) => option(r.route, `${r.route} (${r.default_model})`)));
+  ui.route.replaceChildren(...config.routes.map((r) => option(r.route, r.route)));
   ui.scenario.replaceChildren(...config.scenarios.map((s) => option(s.slug, s.title)));
   ui.route.addEventListener("change", showSettings);
   ui.scenario.addEventListener("change", showSettings);
