@@ -24,6 +24,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -294,3 +295,16 @@ def build_site(site: Path) -> Path:
                           capture_output=True, text=True, timeout=900, check=False)
     assert proc.returncode == 0, proc.stderr[-2000:]
     return site
+
+
+def launch_chromium(sync_api: Any) -> Iterator[Any]:
+    """Debian's Chromium driven by Playwright's sync API, for a module-scoped fixture (``yield from`` it). Not
+    session-scoped: the sync API keeps an asyncio loop running in this thread until it stops, which would break a
+    later ``asyncio.run()``."""
+    assert CHROMIUM.exists(), f"{CHROMIUM} is missing: install Debian's chromium package (setup_env.sh does)"
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            yield browser
+        finally:
+            browser.close()

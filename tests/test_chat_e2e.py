@@ -25,8 +25,6 @@ from demo_site import server as demo_server  # noqa: E402  (after the importorsk
 from demo_site.scenarios import BY_SLUG, SCENARIOS, answer_text, sanitize_prompt  # noqa: E402
 from demo_site.upstream import UpstreamConfig  # noqa: E402
 from tests.e2e_helpers import (  # noqa: E402
-    CHROMIUM,
-    CHROMIUM_ARGS,
     PROMPT,
     SCREENSHOTS,
     Attempt,
@@ -34,6 +32,7 @@ from tests.e2e_helpers import (  # noqa: E402
     axe_violations,
     build_site,
     choose,
+    launch_chromium,
     open_demo,
     send,
     server_stats,
@@ -105,13 +104,7 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    assert CHROMIUM.exists(), f"{CHROMIUM} is missing: install Debian's chromium package"
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        try:
-            yield browser
-        finally:
-            browser.close()
+    yield from launch_chromium(sync_api)
 
 
 @pytest.fixture(scope="module")

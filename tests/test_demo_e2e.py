@@ -32,8 +32,6 @@ from demo_site.scenarios import SCENARIOS  # noqa: E402
 from demo_site.upstream import UpstreamConfig  # noqa: E402
 from tests.e2e_helpers import (  # noqa: E402
     BOOT_TIMEOUT_MS,
-    CHROMIUM,
-    CHROMIUM_ARGS,
     PROMPT,
     SCREENSHOTS,
     VIEWPORT,
@@ -41,6 +39,7 @@ from tests.e2e_helpers import (  # noqa: E402
     PageWatch,
     axe_violations,
     build_site,
+    launch_chromium,
     open_demo,
     send,
     server_stats,
@@ -98,16 +97,9 @@ def demo(site_dir: Path) -> Iterator[str]:
     yield from _serve(site_dir, UpstreamConfig(time_scale=TIME_SCALE, stall_seconds=STALL_SECONDS))
 
 
-@pytest.fixture(scope="module")  # not session: Playwright's sync API keeps an asyncio loop running
-def browser() -> Iterator[Any]:   # in this thread until it stops, which would break later asyncio.run()
-    if not CHROMIUM.exists():
-        pytest.fail(f"{CHROMIUM} is missing: install Debian's chromium package (build_scripts/setup_env.sh does)")
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        try:
-            yield browser
-        finally:
-            browser.close()
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    yield from launch_chromium(sync_api)
 
 
 @pytest.fixture

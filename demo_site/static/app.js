@@ -221,6 +221,7 @@ class Attempt {
   supersede() {
     this.root.dataset.superseded = "true";
     this.retryButton.hidden = true;
+    this.sentence.append(" Retried below.");
   }
 
   textDelta(u) {
