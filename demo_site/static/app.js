@@ -216,11 +216,11 @@ class Attempt {
   /** An older attempt stays on screen but gives up the test hooks, which name the latest attempt only. */
   retire() {
     for (const el of this.root.querySelectorAll("[data-testid]")) el.removeAttribute("data-testid");
+    this.retryButton.hidden = true;   // only the latest question can be retried
   }
 
   supersede() {
     this.root.dataset.superseded = "true";
-    this.retryButton.hidden = true;
     this.sentence.append(" Retried below.");
   }
 
