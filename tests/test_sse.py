@@ -664,3 +664,26 @@ def test_a_name_repeated_for_a_run_takes_its_own_separator() -> None:
     assert not stream.parser._any_type and stream.parser._prefix_type == "a"
     assert stream.parser.lines_interpreted <= 6
     assert items_of(data) == reference_parse(data)
+
+
+@pytest.mark.parametrize("eol", ["\n", "\r\n"], ids=["lf", "crlf"])
+@pytest.mark.parametrize("typed", [False, True], ids=["data-only", "typed"])
+def test_a_stream_cut_right_after_a_data_line_ends_is_read_without_reading_lines(eol: str, typed: bool) -> None:
+    # The cut leaves an event whose only data line has ended and whose blank line is still to come
+    # (after the LF, after the CRLF, or between its CR and LF): the data buffer holds the value and
+    # the next chunk's blank line dispatches it.
+    head = f"event: e{eol}" if typed else ""
+    event = f"{head}data: 0123{eol}{eol}"
+    data = (event * 90).encode()
+    after_line = len(event) - len(eol)
+    offsets = [after_line, after_line - 1] if eol == "\r\n" else [after_line]
+    cuts = [3 * i * len(event) + offsets[i % len(offsets)] for i in range(30)]
+    stream = EventStreamParser()
+    items = []
+    for chunk in split_at(data, cuts):
+        items += stream.feed(chunk)
+    expected = [M("0123", type="e" if typed else "message")] * 90
+    assert items == reference_parse(data) == expected
+    # Lines are read one at a time only in the first chunk (the stream's first event).
+    assert stream.parser.lines_interpreted == (2 if typed else 1)
+    assert items_of(event.encode() * 3) == expected[:3]

@@ -27,9 +27,11 @@ The steady state (LLM streams: every event is one data line, alone or after one 
     One search per part proves it holds no other line break; the feed's events are then built
     without reading a single line.
     The first part ends the pending event (usually the pending data value, ``_data_tail``, plus
-    the rest of it; ``_rest_of_event`` / ``_begun_event`` for a feed cut inside the prefix). The
-    last part begins the next one: its value so far, or a value, a blank line and the start of
-    the next prefix (``_ended_value``), or an event line and the start of ``data:``
+    the rest of it; ``_rest_of_event`` / ``_begun_event`` for a feed cut inside the prefix, or
+    after a feed that ended right after a data line's line break: the blank line that dispatches
+    that event, held in the data buffer, then the prefix). The last part begins the next one: its
+    value so far, or a value, a blank line and the start of the next prefix (``_ended_value``), or
+    a value and its line break (``_ended_line``), or an event line and the start of ``data:``
     (``_event_line``). A part that is anything else (comments, ids, multi-line data, events of
     another shape) is read by the general path from where it starts (``_mixed_parts``,
     ``_named_parts``), so one unusual event does not send its whole feed there.
@@ -258,7 +260,7 @@ class SSEParser:
                 return out
             head = parts[0]
             pending = self._data_tail
-            first = pending + head if pending is not None else self._rest_of_event(head)
+            first = pending + head if pending is not None else self._rest_of_event(head, crlf)
             if first is not None and len(first) <= cap:
                 tail = parts.pop()
                 parts[0] = first
@@ -276,6 +278,8 @@ class SSEParser:
                     # last is the value of one more.
                     self.work += len(text) + len(first)
                     if pending is None:  # the event began in the pending line
+                        if self._data:  # after the blank line that ended a pending event
+                            out.insert(0, self._dispatch_pending())
                         self._line_parts = []
                         self._line_len = 0
                         self._tail_is_data = False
@@ -318,13 +322,19 @@ class SSEParser:
         self._named_parts(parts, crlf, out)
         return True
 
-    def _rest_of_event(self, head: str) -> str | None:
+    def _rest_of_event(self, head: str, crlf: bool) -> str | None:
         """If the pending partial line followed by ``head`` is the rest of an event of the
         separator's type begun with an empty data buffer (a data value held as fragments, or
         ``data: `` after its event line, or the whole prefix at a block start) followed by a
-        value, return the value, else ``None``."""
+        value, return the value, else ``None``. Or, when a pending event's lines have all ended
+        (the last feed ended with a data line's line break), if ``head`` is the blank line that
+        dispatches it followed by the whole prefix and a value, return the value: the caller
+        dispatches the pending event first (``_dispatch_pending``)."""
         if self._data:
-            return None
+            if self._line_len or self._tail_is_data:
+                return None
+            expected = "\r\n" + self._prefix.replace("\n", "\r\n") if crlf else "\n" + self._prefix
+            return head[len(expected) :] if head.startswith(expected) else None
         if self._event_type == self._prefix_type:
             if self._tail_is_data:
                 return "".join([*self._line_parts, head])
@@ -348,7 +358,8 @@ class SSEParser:
         prefix = self._prefix
         event_type = self._fast_type
         first = parts[0]
-        if "\n" in first or (crlf and "\r" in first):
+        if "\n" in first or (crlf and "\r" in first) or self._data:
+            # (With a pending event, whose blank line ``head`` begins with: the general path.)
             self._lines(head + eol2, crlf, out)
         else:
             self.work += len(first)
@@ -390,6 +401,12 @@ class SSEParser:
             self._data_tail = None
             self._event_type = ""
         else:
+            eol = "\r\n" if crlf else "\n"
+            if self._data and not self._line_len and head.startswith(eol):
+                # The blank line that dispatches a pending event whose lines have all ended (the
+                # last feed ended with its data line's line break); an event begins after it.
+                out.append(self._dispatch_pending())
+                head = head[len(eol) :]
             first = self._begun_event(head, crlf)
         if first is not None:
             out.append(first)
@@ -496,8 +513,10 @@ class SSEParser:
         if crlf:
             end = body.find("\r")
             value = body[:end]
-            if end < 0 or "\n" in value or not body.startswith("\r\n\r", end):
+            if end < 0 or "\n" in value:
                 return False
+            if not body.startswith("\r\n\r", end):
+                return self._ended_line(event_type, value, body[end:])
             if body.startswith("\n", end + 3):
                 rest = body[end + 4 :]
                 if not prefix.replace("\n", "\r\n").startswith(rest):
@@ -510,7 +529,7 @@ class SSEParser:
             end = body.find("\n")
             rest = body[end + 2 :]
             if not (body.startswith("\n", end + 1) and prefix.startswith(rest)):
-                return False
+                return self._ended_line(event_type, body[:end], body[end:])
             value = body[:end]
         out.append(_tuple_new(SSEEvent, (event_type, value, self._id_buffer)))
         self.events_dispatched += 1
@@ -525,6 +544,33 @@ class SSEParser:
         self._line_parts = [rest]
         self._line_len = len(rest)
         return True
+
+    def _ended_line(self, event_type: str, value: str, end: str) -> bool:
+        """If ``end`` (what follows a value that holds no line break) is the line break of the
+        value's data line and nothing more (LF, CRLF, or a CR whose LF may follow), hold the value
+        in the data buffer, as the event's only data line, and return True (the blank line that
+        dispatches the event comes in a later feed: ``_rest_of_event``); else return False. The
+        event keeps the type it dispatches with."""
+        if end == "\r":
+            self._strip_next = "\n"
+        elif end not in ("\n", "\r\n"):
+            return False
+        self._data.append(value)
+        self._data_len = len(value) + 1
+        self._event_type = event_type
+        self._line_parts = []
+        self._line_len = 0
+        return True
+
+    def _dispatch_pending(self) -> SSEEvent:
+        """Dispatch the pending event (its data buffer is not empty) and return it."""
+        event = _tuple_new(SSEEvent, (self._event_type or "message", "\n".join(self._data), self._id_buffer))
+        self._data.clear()
+        self._data_len = 0
+        self._event_type = ""
+        self.events_dispatched += 1
+        self.last_event_id = self._id_buffer
+        return event
 
     def _lines(self, text: str, crlf: bool, out: list[SSEItem]) -> None:
         """The general path: interpret ``text``, which continues the pending state, line by line
