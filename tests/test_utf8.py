@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.helpers import assert_chunking_invariant
-from webclient import Outcome, UsageError, UTF8Decoder
+from webclient import EventStreamParser, Failure, Outcome, UsageError, UTF8Decoder
 
 
 def decode(chunks: list[bytes], errors: str = "strict") -> tuple[str, object, int, bool]:
@@ -105,3 +105,26 @@ def test_feed_after_close_or_failure_is_a_usage_error() -> None:
 def test_an_unknown_error_mode_is_a_usage_error() -> None:
     with pytest.raises(UsageError):
         UTF8Decoder("ignore")  # type: ignore[arg-type]
+
+
+
+def _pipeline_counts(chunks: list[bytes]) -> tuple[Failure | None, int]:
+    """Feed until the first failure; return the failure and the characters decoded. Every byte fed
+    is counted, also in the chunk that failed."""
+    stream = EventStreamParser()
+    fed = 0
+    for chunk in chunks:
+        stream.feed(chunk)
+        fed += len(chunk)
+        if stream.failure is not None:
+            break
+    assert stream.bytes_received == fed
+    return stream.failure, stream.chars_decoded
+
+
+def test_the_pipeline_counts_a_failing_chunk_and_only_the_text_before_the_invalid_byte() -> None:
+    data = "data: é€😀\n\n".encode() + b"data: x\xffy\n\n"
+    failure, chars = assert_chunking_invariant(_pipeline_counts, data)
+    assert failure is not None and failure.outcome is Outcome.DECODE_ERROR
+    assert failure.offset == data.index(b"\xff")
+    assert chars == len("data: é€😀\n\ndata: x")
