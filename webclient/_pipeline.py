@@ -15,7 +15,7 @@ from ._events import SSEItem
 from ._limits import DEFAULT_LIMITS, Limits
 from ._outcome import Failure
 from ._sse import SSEParser
-from ._utf8 import UTF8Decoder, Utf8Errors, _utf_8_decode
+from ._utf8 import UTF8Decoder, Utf8Errors
 
 _CR = 0x0D
 
@@ -47,45 +47,23 @@ class EventStreamParser:
         if not data:
             return []
         self.chunk_count += 1
-        # ``UTF8Decoder.feed`` inlined: its checks are this object's (the decoder is closed and
-        # fails with it), and one Python frame less per chunk is a few per cent of this path.
         decoder = self.decoder
-        pending = decoder._pending
-        buffered = pending + data if pending else data
-        try:
-            text, consumed = _utf_8_decode(buffered, decoder.errors, False)
-        except UnicodeDecodeError as exc:
-            return self._decode_failed(exc, buffered, data)
-        if consumed != len(buffered):
-            decoder._pending = buffered[consumed:]
-        elif pending:
-            decoder._pending = b""
-        decoder.bytes_received += len(data)
-        decoder.chars_decoded += len(text)
-        if not text:
-            return []
-        # The parser's own checks are this object's (it is closed and fails with it), and a CR is
-        # in the text exactly when it is in the bytes (ASCII never sits inside a multi-byte
-        # sequence). (``13 in data`` is a memchr; ``b"\r" in data`` first tries the needle as an
-        # integer.)
-        parser = self.parser
-        items = parser._feed(text, _CR in data)
-        if parser.failure is not None:
-            self.failure = parser.failure
-        return items
-
-    def _decode_failed(self, exc: UnicodeDecodeError, buffered: bytes, data: bytes) -> list[SSEItem]:
-        """The rest of ``feed`` for a chunk with an invalid sequence (strict mode): the text before
-        it is parsed first (it may itself trip a ceiling, which then wins, being earlier in the
-        stream), and only then is the decode failure recorded."""
-        decoder = self.decoder
-        text = decoder._fail(exc, buffered, len(data))
-        decoder.bytes_received += len(data)
-        decoder.chars_decoded += len(text)
-        # (A CR past the cut is not in the text: the hint is at worst too true, which only costs
-        # the parser a shortcut.)
-        items = self.parser._feed(text, _CR in data) if text else []
-        self.failure = self.parser.failure or decoder.failure
+        text = decoder.feed(data)
+        if text:
+            # The parser's own checks are this object's (it is closed and fails with it), and a CR
+            # is in the text exactly when it is in the bytes (ASCII never sits inside a multi-byte
+            # sequence; a strict-mode failure only cuts text, which at worst makes this too true).
+            # (``13 in data`` is a memchr; ``b"\r" in data`` first tries the needle as an integer.)
+            parser = self.parser
+            items = parser._feed(text, _CR in data)
+            if parser.failure is not None:
+                # A ceiling tripped in text before any invalid byte: it is earlier in the stream.
+                self.failure = parser.failure
+                return items
+        else:
+            items = []
+        if decoder.failure is not None:
+            self.failure = decoder.failure
         return items
 
     def close(self) -> list[SSEItem]:
