@@ -687,3 +687,33 @@ def test_a_stream_cut_right_after_a_data_line_ends_is_read_without_reading_lines
     # Lines are read one at a time only in the first chunk (the stream's first event).
     assert stream.parser.lines_interpreted == (2 if typed else 1)
     assert items_of(event.encode() * 3) == expected[:3]
+
+
+def test_a_crlf_data_only_stream_with_keepalive_comments_is_read_without_reading_lines() -> None:
+    data = "".join(f"data: {i:030d}\r\n\r\n" + (": keep-alive\r\n\r\n" if i % 4 == 3 else "")
+                   for i in range(400)).encode()
+    stream = read_in_kib_chunks(data)
+    # The comments go to the block shortcut; lines are read on their own only where a chunk ends
+    # inside one (3 in this stream), not once per chunk holding a comment.
+    assert stream.parser.lines_interpreted <= 3
+    assert stream.parser.comment_lines == 100
+
+
+
+def test_a_line_ceiling_trip_inside_a_typed_feed_counts_only_the_events_before_it() -> None:
+    # Names that change put the parser on the separator of any type; the last feed's middle part
+    # is an event line one character over the line ceiling.
+    limits = Limits(max_line_chars=40)
+    data = b"event: a\ndata: 1\n\nevent: b\ndata: 2\n\nevent: c\ndata: 3\n\nevent: " + b"X" * 34 + b"\n\nevent: "
+    cuts = [16, 34, 52]
+    stream = EventStreamParser(limits)
+    items = []
+    for chunk in split_at(data, cuts):
+        items += stream.feed(chunk)
+        if stream.failure is not None:
+            break
+    assert stream.parser._any_type
+    assert items == [M("1", type="a"), M("2", type="b"), M("3", type="c")]
+    assert stream.parser.events_dispatched == 3
+    assert stream.failure == Failure(Outcome.BUFFER_LIMIT, "line")
+    assert assert_chunking_invariant(lambda c: parse(c, limits), data)["items"] == items
