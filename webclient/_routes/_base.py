@@ -418,11 +418,11 @@ class RouteAccumulator:
                         self._protocol("envelope")
                         return
                     index = item.get("index", 0)
+                    if index.__class__ is not int:  # also before the lookup: True or 1.0 would find choice 1
+                        self._protocol("envelope")
+                        return
                     st = states.get(index)
                     if st is None:
-                        if index.__class__ is not int:
-                            self._protocol("envelope")
-                            return
                         if not self._check_blocks(len(states)):
                             return
                         st = states[index] = self.choice_state(index)

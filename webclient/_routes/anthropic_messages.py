@@ -313,7 +313,7 @@ class AnthropicMessagesAccumulator(RouteAccumulator):
             elif fragment:
                 self._text(buf, fragment)
             return
-        targets = DELTA_TARGETS.get(kind)  # type: ignore[arg-type]
+        targets = DELTA_TARGETS.get(kind) if kind.__class__ is str else None
         if targets is None:
             if kind.__class__ is not str:
                 self._protocol("envelope")

@@ -128,12 +128,13 @@ class _Candidate(ChoiceState):
     """Per-candidate accumulation (no refusal channel), plus the call whose arguments stream and
     the parts of the assistant message."""
 
-    __slots__ = ("items", "metadata", "parts", "paths", "streaming")
+    __slots__ = ("items", "metadata", "parts", "paths", "record", "streaming")
 
     def __init__(self, index: int) -> None:
         super().__init__(index)
         #: The call whose arguments are streaming (partialArgs), if any, and its message part.
         self.streaming: ToolCallBuffer | None = None
+        self.record: _Call | None = None
         #: jsonPath -> list of string fragments, or a one-element tuple holding a scalar value.
         self.paths: dict[str, list[str] | tuple[object]] = {}
         #: The assistant message's parts, in order: a text run ``_Run``, a verbatim part (dict), or a
@@ -409,9 +410,11 @@ class GeminiAccumulator(RouteAccumulator):
                 return
             st.streaming = call
             st.paths = {}
-            st.parts.append(_Call(call, call_id or None, signature))
+            st.record = _Call(call, call_id or None, signature)
+            st.parts.append(st.record)
         elif signature is not None:
-            record = next(r for r in reversed(st.parts) if r.__class__ is _Call)
+            record = st.record
+            assert record is not None
             if record.signature is None:
                 record.signature = signature
         if pieces and not self._each(pieces, self._partial_arg, st):
