@@ -137,8 +137,9 @@ class _Block:
         #: Server-side tool input (server_tool_use / mcp_tool_use blocks), and its parsed value.
         self.server: Fragments | None = None
         self.value: object = None
-        #: A non-empty ``input`` object sent whole in content_block_start.
-        self.preset: dict[str, Any] | None = None
+        #: An ``input`` sent whole in content_block_start (anything but ``{}``; validated as the input when
+        #: no delta follows, so a non-object is ``tool_not_object``).
+        self.preset: object = None
         #: Thinking blocks: the latest signature; text blocks: citations; compaction blocks: the
         #: fields compaction_delta set.
         self.signature = ""
@@ -275,7 +276,7 @@ class AnthropicMessagesAccumulator(RouteAccumulator):
             block.call = self._new_call(call_id if call_id.__class__ is str else None,
                                         name if name.__class__ is str else None)
             preset = cb.get("input")
-            if preset and preset.__class__ is dict:
+            if preset is not None and preset != {}:  # {} is the usual placeholder before input_json deltas
                 block.preset = preset
         elif role == "server_call":
             block.server = Fragments()
