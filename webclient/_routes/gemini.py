@@ -266,18 +266,21 @@ class GeminiAccumulator(RouteAccumulator):
     def _choice(self, st: _Candidate, cand: dict[str, Any]) -> None:
         """One element of ``candidates``."""
         content = cand.get("content")
-        if content:
+        if content is not None:
             if content.__class__ is not dict:
                 self._protocol("envelope")
                 return
             parts = content.get("parts")
-            if parts:
-                # A finished candidate takes no more parts; a non-list is envelope (in _each) first.
-                if st.finish_reason is not None and parts.__class__ is list:
-                    self._protocol("closed_block")
+            if parts is not None:
+                if parts.__class__ is not list:
+                    self._protocol("envelope")
                     return
-                if not self._each(parts, self._part, st):
-                    return
+                if parts:
+                    if st.finish_reason is not None:  # a finished candidate takes no more parts
+                        self._protocol("closed_block")
+                        return
+                    if not self._each(parts, self._part, st):
+                        return
         if not self._candidate_metadata(st, cand):
             return
         reason = cand.get("finishReason")
