@@ -109,6 +109,34 @@ def _set_payload(event: bytes, index: int, text: bytes, end: bytes) -> bytes:
     return b"".join(lines)
 
 
+def event_json(event: bytes) -> Any:
+    """The JSON value of the event's single ``data:`` line (an object or array), else ``None``."""
+    found = _payload(event)
+    if found is None:
+        return None
+    try:
+        return json.loads(found[1])
+    except (ValueError, RecursionError):
+        return None
+
+
+def with_json(event: bytes, value: Any) -> bytes:
+    """The event with its ``data:`` line holding ``value`` instead (the other lines kept)."""
+    found = _payload(event)
+    assert found is not None
+    return _set_payload(event, found[0], json.dumps(value).encode(), found[2])
+
+
+def json_paths(value: Any, path: tuple[Any, ...]) -> list[tuple[Any, ...]]:
+    """The path (keys and list positions) of every value inside ``value``, outermost first."""
+    out: list[tuple[Any, ...]] = []
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, child in items:
+        out.append((*path, key))
+        out.extend(json_paths(child, (*path, key)))
+    return out
+
+
 # -- byte mutations -------------------------------------------------------------------------------
 
 _BAD_UTF8 = (b"\xff", b"\xfe", b"\x80", b"\xbf\xbf", b"\xc0\x80", b"\xc1\xbf", b"\xe0\x80\x80", b"\xed\xa0\x80",

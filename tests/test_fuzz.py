@@ -8,6 +8,8 @@ duplicate keys, wrong types, missing keys, unknown types, repeated starts, seque
 session options (small ceilings, replace mode, registered tools, accepted stop reasons, kept
 unknown items) and checks:
 
+* every field of every event, once per (route, event type, path), replaced by a value of each
+  other JSON type: the same invariants, whole and split (a deterministic sweep, not a sample);
 * no exception escapes ``StreamSession.open/feed/finish/abort``, ``StreamResult.to_dict()`` or
   ``json.dumps`` of it; and none is even raised inside a route (the session's safety net, which
   turns a stray ``TypeError`` into ``protocol_error`` ``envelope``, is switched off here, so every
@@ -22,8 +24,9 @@ unknown items) and checks:
   executed inside ``webclient``, a count no load on the machine can change) no more per added
   copy from 4 to 8 than from 2 to 4, within a factor of 1.5.
 
-Budget: ``WEBCLIENT_FUZZ_SECONDS`` (default 24 on CPython, 12 inside Pyodide) is shared by the
-tests below; set it higher for a longer local run. The seed is random unless
+Budget: ``WEBCLIENT_FUZZ_SECONDS`` (default 24 on CPython, 12 inside Pyodide; three quarters of it
+are spent) is shared by the sampling tests; set it higher for a longer local run. The field sweep
+always runs whole (a few seconds). The seed is random unless
 ``WEBCLIENT_FUZZ_SEED`` is set; a failure names the seed and the iteration, and
 ``WEBCLIENT_FUZZ_SEED=<seed> WEBCLIENT_FUZZ_ITERATION=<n>`` replays exactly that iteration.
 Iterations derive their randomness from ``(seed, test, n)`` only, so a replay does not depend on
@@ -45,7 +48,7 @@ from typing import Any
 
 import webclient._limits as limits_module
 import webclient._session as session_module
-from tests.fuzz_mutators import mutate, split_events
+from tests.fuzz_mutators import event_json, json_paths, mutate, split_events, with_json
 from tests.helpers import split_at
 from tests.route_fixtures import Case, cases, comparable
 from tests.work_count import assert_linear_growth
@@ -210,33 +213,37 @@ def check_result(session: StreamSession, result: StreamResult) -> None:
     assert result.telemetry.buffer_limit_stage == (stage if outcome == "buffer_limit" else None)
 
 
-def run_checked(route: str, data: bytes, options: dict[str, Any]) -> StreamResult:
-    """Replay ``data`` whole through the public API and check the result."""
-    session = StreamSession(route, **options)
-    session.open(200, "text/event-stream")
-    updates = session.feed(data)
-    for update in updates:
-        json.dumps(update.to_dict())
-    result = session.finish()
+def check_session(session: StreamSession) -> None:
+    """:func:`check_result` on a finished session; a later ``abort()`` changes nothing."""
+    result = session.result
+    assert result is not None
     check_result(session, result)
     assert session.abort() is result
-    return result
+
+
+def observe(route: str, chunks: list[bytes], options: dict[str, Any]) -> tuple[object, ...]:
+    """Replay ``chunks`` through the public API, check the invariants, and return the projection
+    every chunking must agree on (``route_fixtures.comparable``), checked to be JSON-able."""
+    view = comparable(route, chunks, check_session, **options)
+    json.dumps(view)
+    return view
 
 
 def test_mutated_recordings_keep_every_invariant_under_random_chunkings(no_safety_net: None) -> None:
     seen: dict[tuple[str, str | None], int] = {}
-    for n, rng in iterations("chunking", BUDGET * 0.6):
+    for n, rng in iterations("chunking", BUDGET * 0.45):
         case = rng.choice(CASES)
         data, names = mutate(rng, case.data, POOL)
         options = draw_options(rng, case)
         try:
-            result = run_checked(case.route, data, options)
-            reference = comparable(case.route, [data], **options)
+            reference = observe(case.route, [data], options)
             for chunks in draw_chunkings(rng, data):
-                assert comparable(case.route, chunks, **options) == reference, "chunking changed the result"
+                assert observe(case.route, chunks, options) == reference, "chunking changed the result"
         except Exception as exc:  # any escape is the finding: say how to replay it
             raise AssertionError(reproduce("chunking", n, case, names) + f": {exc!r}") from exc
-        key = (result.outcome.value, result.stage)
+        result = reference[0]
+        assert isinstance(result, dict)
+        key = (result["outcome"], result["stage"])
         seen[key] = seen.get(key, 0) + 1
     if ONLY is None:
         # The mutations reach far beyond the recordings' own endings: not a fuzzer that checks nothing.
@@ -244,8 +251,52 @@ def test_mutated_recordings_keep_every_invariant_under_random_chunkings(no_safet
         assert len(seen) >= 12, seen
 
 
+#: Values of every JSON type (a few of some), for the every-field test below.
+WRONG_VALUES: tuple[Any, ...] = (None, True, 0, -1, 1.5, "", "x", [], [1], {}, {"type": "x"})
+
+
+def field_targets() -> dict[tuple[str, object, tuple[object, ...]], tuple[Case, int, tuple[Any, ...]]]:
+    """Every field of every event's JSON in the recordings, once per (route, event ``type``, path
+    with list positions folded): where it first occurs in the smallest recording holding it."""
+    targets: dict[tuple[str, object, tuple[object, ...]], tuple[Case, int, tuple[Any, ...]]] = {}
+    for case in sorted(CASES, key=lambda c: len(c.data)):
+        for i, event in enumerate(split_events(case.data)):
+            value = event_json(event)
+            if value is None:
+                continue
+            tag = value.get("type") if isinstance(value, dict) else None
+            for path in json_paths(value, ()):
+                key = (case.route, tag, tuple("[]" if isinstance(step, int) else step for step in path))
+                targets.setdefault(key, (case, i, path))
+    return targets
+
+
+def test_a_wrong_type_in_any_field_of_any_event_is_classified(no_safety_net: None) -> None:
+    targets = field_targets()
+    assert len(targets) > 500
+    runs = 0
+    for (route, tag, _), (case, i, path) in targets.items():
+        events = split_events(case.data)
+        for wrong in WRONG_VALUES:
+            value = event_json(events[i])
+            node = value
+            for step in path[:-1]:
+                node = node[step]
+            if type(node[path[-1]]) is type(wrong):
+                continue
+            node[path[-1]] = wrong
+            data = b"".join([*events[:i], with_json(events[i], value), *events[i + 1 :]])
+            try:
+                reference = observe(route, [data], {})
+                assert observe(route, split_at(data, [len(data) // 3, len(data) // 2]), {}) == reference
+            except Exception as exc:
+                raise AssertionError(f"{case.id} event {i} ({tag}) {list(path)} = {wrong!r}: {exc!r}") from exc
+            runs += 1
+    assert runs > 3000
+
+
 def test_aborts_and_refused_responses_at_random_points_keep_every_invariant(no_safety_net: None) -> None:
-    for n, rng in iterations("abort", BUDGET * 0.15):
+    for n, rng in iterations("abort", BUDGET * 0.1):
         case = rng.choice(CASES)
         data, names = mutate(rng, case.data, POOL)
         options = draw_options(rng, case)
@@ -281,7 +332,7 @@ def grown(events: list[bytes], start: int, stop: int, copies: int) -> bytes:
 
 
 def test_work_per_added_event_stays_flat_as_mutated_streams_grow(no_safety_net: None) -> None:
-    for n, rng in iterations("linear", BUDGET * 0.25):
+    for n, rng in iterations("linear", BUDGET * 0.2):
         case = rng.choice(CASES)
         data, names = mutate(rng, case.data, POOL) if rng.random() < 0.7 else (case.data, [])
         events = split_events(data)

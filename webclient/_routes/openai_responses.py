@@ -379,7 +379,9 @@ class OpenAIResponsesAccumulator(RouteAccumulator):
             return
         part = obj.get("part")
         part_type = part.get("type") if part.__class__ is dict else None
-        if CONTENT_TYPES.get(part_type) != _PART_TYPES[obj["type"]]:  # type: ignore[arg-type]
+        if part_type.__class__ is not str:  # no part object, or a type that is not a name
+            self._protocol("envelope")
+        elif CONTENT_TYPES.get(part_type) != _PART_TYPES[obj["type"]]:
             self._unknown()
 
     def _part_event(self, obj: dict[str, Any]) -> None:
