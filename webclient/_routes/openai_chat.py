@@ -254,8 +254,7 @@ class OpenAIChatAccumulator(RouteAccumulator):
             return st.latest
         return self._open(st, None, name, kind)
 
-    def _open(self, st: _Choice, call_id: str | None, name: str | None,
-              kind: str = "function") -> ToolCallBuffer | None:
+    def _open(self, st: _Choice, call_id: str | None, name: str | None, kind: str) -> ToolCallBuffer | None:
         call = self._new_call(call_id, name, kind)
         if call is not None:
             st.calls.append(call)
