@@ -88,8 +88,10 @@ def test_content_and_one_other_field_in_the_same_delta_are_both_kept(field: str,
     ids=["content", "refusal", "reasoning_content", "reasoning", "tool_calls", "function_call"],
 )
 def test_any_payload_for_a_finished_choice_is_protocol_error_closed_block(late: dict[str, Any]) -> None:
-    data = sse(chunk(ch(content="a", finish="stop")), chunk(ch(delta=late)), DONE)
-    assert outcome_of(ROUTE, data) == ("protocol_error", "closed_block")
+    data = sse(chunk(ch(content="a", finish="stop")), chunk(ch(delta=late, finish="content_filter")), DONE)
+    result, _ = check(ROUTE, data)
+    assert (result.outcome.value, result.stage) == ("protocol_error", "closed_block")
+    assert result.choices[0].stop_reason == "stop"  # the failing chunk's finish reason was not taken
 
 
 def test_empty_placeholders_for_a_finished_choice_are_not_payload() -> None:
@@ -118,16 +120,21 @@ OPEN_CALL = chunk(ch(tool_calls=[fn(0, "c", "f", '{"a": 1}')]))
         {**ch(content="late", finish="tool_calls"), "logprobs": {"content": "x"}},
         {**ch(content="late", finish="tool_calls"), "logprobs": {"content": [], "refusal": 5}},
         ch(finish=5, content="late"),
+        ch(finish="tool_calls", refusal=5, tool_calls=[fn(1, "d", "g", "{}")]),
+        ch(finish="tool_calls", reasoning_content=5, function_call={"name": "g"}),
+        ch(finish="tool_calls", tool_calls=[5], function_call={"name": "g"}),
+        ch(finish="tool_calls", function_call=5, annotations=[{"type": "url_citation"}]),
     ],
     ids=["delta-string", "content-number", "refusal-number", "reasoning-list", "tool-calls-string",
          "tool-call-number", "function-call-string", "annotations-string", "logprobs-string",
-         "logprobs-content-string", "logprobs-refusal-number", "finish-reason-number"],
+         "logprobs-content-string", "logprobs-refusal-number", "finish-reason-number", "refusal-then-tool-call",
+         "reasoning-then-function-call", "tool-call-then-function-call", "function-call-then-annotations"],
 )
 def test_a_malformed_field_ends_the_attempt_and_nothing_after_it_is_taken(bad: dict[str, Any]) -> None:
     result, updates = check(ROUTE, sse(OPEN_CALL, chunk(bad), DONE))
     assert (result.outcome.value, result.stage) == ("protocol_error", "envelope")
     assert calls(result) == [("c", "f", "function", "streaming", None)]  # the finish reason never closed it
-    assert result.choices[0].stop_reason is None and result.logprobs is None
+    assert result.choices[0].stop_reason is None and result.logprobs is None and result.citations == ()
     assert [u.get("state") for u in updates if u["kind"] == "tool_call"] == ["streaming"]
 
 
@@ -161,6 +168,20 @@ def test_an_id_and_a_model_arriving_in_later_chunks_are_still_recorded() -> None
                {"model": "m-2", "id": "chatcmpl-other", "choices": [ch(content="a", finish="stop")]}, DONE)
     result, _ = check(ROUTE, data)
     assert (result.response_id, result.model) == ("chatcmpl-1", "m-2")
+
+
+def test_an_id_arriving_after_the_model_is_still_recorded() -> None:
+    data = sse({"model": "m-0", "choices": []}, {"id": "chatcmpl-2", "model": "m-9", "choices": []},
+               chunk(ch(content="a", finish="stop")), DONE)
+    result, _ = check(ROUTE, data)
+    assert (result.response_id, result.model) == ("chatcmpl-2", "m-0")
+
+
+def test_a_chunk_whose_text_passes_the_ceiling_takes_nothing_after_it() -> None:
+    data = sse(OPEN_CALL, chunk(ch(content="abcd", refusal="r", finish="tool_calls")), DONE)
+    result, _ = check(ROUTE, data, limits=Limits(max_text_chars=3))
+    assert (result.outcome.value, result.stage, result.text, result.refusal) == ("buffer_limit", "text", "", "")
+    assert calls(result) == [("c", "f", "function", "streaming", None)]
 
 
 def test_done_with_an_unfinished_choice_reports_the_first_choices_own_stop_reason() -> None:
