@@ -407,9 +407,9 @@ class RouteAccumulator:
                 self._upstream("error_object", error)
                 return
             choices = obj.get(self._choices_key)
-            if choices:
+            if choices is not None:
                 # _each's loop plus the choice lookup, inline: this runs once per event.
-                if choices.__class__ is not list:
+                if choices.__class__ is not list:  # also when empty ("", {}, 0)
                     self._protocol("envelope")
                     return
                 states = self._choices
