@@ -196,3 +196,95 @@ def test_an_event_holding_several_kept_objects_is_charged_to_the_item_ceiling_on
     size = len(data) - len(b"data: \n\n")
     assert outcome_of(GEMINI, data, limits=Limits(max_item_chars=size)) == ("complete", None)
     assert outcome_of(GEMINI, data, limits=Limits(max_item_chars=size - 1)) == ("buffer_limit", "items")
+
+
+# -- what a failure leaves behind ------------------------------------------------------------------
+
+def fn(index: int, name: str, args: str) -> dict[str, Any]:
+    return {"index": index, "id": f"call_{index}", "type": "function", "function": {"name": name, "arguments": args}}
+
+
+def test_after_a_failing_choice_the_rest_of_the_chunk_is_not_taken() -> None:
+    data = sse(chat(ch(0, content="a")), {"choices": [{"index": 0, "delta": "x"}, ch(1, content="b")]}, "[DONE]")
+    result, _ = check(CHAT, data)
+    assert (result.outcome.value, result.stage, [c.text for c in result.choices]) == ("protocol_error", "envelope",
+                                                                                     ["a"])
+
+
+@pytest.mark.parametrize(
+    "delta",
+    [{"annotations": [5, {"type": "url_citation"}]}, {"tool_calls": [5, fn(1, "g", "{}")]}],
+    ids=["annotations", "tool-calls"],
+)
+def test_after_a_failing_element_of_a_list_the_rest_of_the_list_is_not_taken(delta: dict[str, Any]) -> None:
+    result, updates = check(CHAT, sse(chat(ch(0, **delta)), chat(ch(0, finish="stop")), "[DONE]"))
+    assert (result.outcome.value, result.stage, result.citations, result.tool_calls, updates) == (
+        "protocol_error", "envelope", (), (), [])
+
+
+def test_an_unknown_type_that_fails_closed_is_not_kept_either() -> None:
+    frag = {"index": 0, "id": "c", "type": "hologram"}
+    result, _ = check(CHAT, sse(chat(ch(0, tool_calls=[frag])), chat(ch(0, finish="stop")), "[DONE]"))
+    assert (result.outcome.value, result.stage, result.items) == ("protocol_error", "unknown_type", ())
+
+
+def test_an_accumulator_built_without_options_fails_closed_on_unknown_types() -> None:
+    from webclient import DEFAULT_LIMITS, SSEEvent
+    from webclient._toolcalls import ToolRegistry
+
+    acc = ROUTES[CHAT].accumulator(DEFAULT_LIMITS, ToolRegistry(None), None)
+    acc.handle(SSEEvent("message", '{"choices": [{"index": 0, "delta": {"tool_calls": [{"type": "x"}]}}]}', ""))
+    assert acc.failure is not None and acc.failure.stage == "unknown_type"
+
+
+def test_after_a_call_fails_validation_the_choices_other_calls_are_not_closed() -> None:
+    data = sse(chat(ch(0, tool_calls=[fn(0, "f", "{"), fn(1, "g", "{}")])), chat(ch(0, finish="tool_calls")),
+               "[DONE]")
+    result, _ = check(CHAT, data)
+    assert (result.outcome.value, result.stage) == ("payload_error", "tool_json")
+    assert [c.state for c in result.tool_calls] == ["invalid", "streaming"]
+
+
+def test_every_call_of_a_choice_cut_by_length_is_closed_and_none_is_validated() -> None:
+    data = sse(chat(ch(0, tool_calls=[fn(0, "f", "{"), fn(1, "g", "{}")])), chat(ch(0, finish="length")), "[DONE]")
+    result, updates = check(CHAT, data)
+    assert (result.outcome.value, [c.state for c in result.tool_calls]) == ("truncated", ["closed", "closed"])
+    assert [u["state"] for u in updates if u["kind"] == "tool_call"] == ["streaming", "streaming", "closed", "closed"]
+    assert not any(u.get("ready") for u in updates)
+
+
+def test_open_choices_and_open_calls_are_both_counted_as_open() -> None:
+    data = sse(chat(ch(0, content="a"), ch(1, tool_calls=[fn(0, "f", "{")])))
+    result, _ = check(CHAT, data)
+    assert (result.outcome.value, result.telemetry.open_payload_accumulator_count) == ("truncated", 3)
+
+
+def test_a_whole_call_past_the_input_ceiling_is_never_closed_or_validated() -> None:
+    data = sse({"candidates": [{"content": {"parts": [{"functionCall": {"name": "f", "args": {"k": "vvvv"}}}]},
+                                "finishReason": "STOP"}]})
+    result, updates = check(GEMINI, data, limits=Limits(max_tool_input_chars=5))
+    assert (result.outcome.value, result.stage) == ("buffer_limit", "tool_input")
+    assert [(c.state, c.arguments) for c in result.tool_calls] == [("streaming", None)]
+    assert [u.get("state") for u in updates] == ["streaming"]
+
+
+def test_a_signature_that_is_not_a_string_or_past_the_ceiling_is_not_kept() -> None:
+    for bad, limits, stage in ((5, Limits(), "envelope"), ("abcd", Limits(max_signature_chars=3), "signatures")):
+        events = block(0, {"type": "thinking", "thinking": "", "signature": ""},
+                       {"type": "signature_delta", "signature": bad})
+        result, _ = check(ANTHROPIC, anthropic(*events), limits=limits)
+        assert (result.outcome.value, result.stage) == ("protocol_error" if stage == "envelope" else "buffer_limit",
+                                                        stage)
+        assert result.assistant_message["content"][0]["signature"] == ""
+
+
+def test_routes_without_a_refusal_channel_report_an_empty_refusal() -> None:
+    result, _ = check(ANTHROPIC, anthropic(*block(0, {"type": "text", "text": "a"})))
+    assert (result.text, result.refusal, result.choices[0].refusal) == ("a", "", "")
+
+
+def test_a_contract_cannot_be_changed_after_it_is_made() -> None:
+    import dataclasses
+
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        ROUTES[CHAT].contract.name = "x"  # type: ignore[misc]

@@ -226,6 +226,9 @@ def observe(route: str, chunks: list[bytes], options: dict[str, Any]) -> tuple[o
     every chunking must agree on (``route_fixtures.comparable``), checked to be JSON-able."""
     view = comparable(route, chunks, check_session, **options)
     json.dumps(view)
+    updates = view[1]
+    assert isinstance(updates, list)
+    assert not any(u.get("ready") for u in updates), "a tool call update said ready before the commit"
     return view
 
 

@@ -745,9 +745,8 @@ class RouteAccumulator:
 
     def _close_call(self, call: ToolCallBuffer, validate: bool = True) -> bool:
         """STREAMING -> CLOSED, then (if ``validate``) parse and validate: JSON for every kind but
-        ``custom``, whose free text goes to its validator as is. False on failure."""
-        if self._run is call:
-            self.flush()
+        ``custom``, whose free text goes to its validator as is. False on failure. (The pending
+        input delta, if any, is flushed by the update's ``_emit``.)"""
         call.move(ToolCallState.CLOSED)
         self._emit(ToolCallUpdate(call.call, call.id, call.name, ToolCallState.CLOSED.value, None, False))
         if not validate:
