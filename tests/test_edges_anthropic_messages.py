@@ -41,9 +41,10 @@ def message_delta(reason: Any = "end_turn", **extra: Any) -> dict[str, Any]:
     return {"type": "message_delta", "delta": {"stop_reason": reason, "stop_sequence": None}, **extra}
 
 
-def message(*events: dict[str, Any], reason: Any = "end_turn", tail: bool = True) -> bytes:
+def message(*events: dict[str, Any], reason: Any = "end_turn", tail: bool = True,
+            head: dict[str, Any] = START) -> bytes:
     end = [message_delta(reason), STOP] if tail else []
-    return sse(*((e["type"], e) for e in [START, *events, *end]))
+    return sse(*((e["type"], e) for e in [head, *events, *end]))
 
 
 def text(index: int, *parts: str) -> list[dict[str, Any]]:
@@ -229,7 +230,9 @@ def test_signatures_sent_whole_count_against_the_signature_ceiling() -> None:
 
 @pytest.mark.parametrize("limits", [Limits(max_blocks=1), Limits(max_item_chars=100)], ids=["blocks", "items"])
 def test_a_block_past_a_ceiling_is_not_opened(limits: Limits) -> None:
-    result, updates = check(ROUTE, message(*text(0, "a"), *text(1, "b")), limits=limits)
+    # (No usage in message_start: the usage object is charged to the item ceiling too.)
+    head = {"type": "message_start", "message": {k: v for k, v in START["message"].items() if k != "usage"}}
+    result, updates = check(ROUTE, message(*text(0, "a"), *text(1, "b"), head=head), limits=limits)
     assert result.outcome.value == "buffer_limit" and len(blocks(result)) == 1 and result.text == "a"
     assert [u["text"] for u in updates] == ["a"]
 
