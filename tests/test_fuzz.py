@@ -18,6 +18,8 @@ unknown items) and checks:
   without chunking-dependent telemetry, the merged updates, the final update's kind);
 * ``complete`` only with the terminal condition seen, nothing pending or open, a stop reason, and
   every tool call ``valid`` and ready; anything else commits nothing and readies no call;
+* the retained account (``StreamSession.retained_chars``) never above ``max_retained_chars`` (small
+  ceilings are drawn too), and the same for every chunking (a ceiling trips at the same point);
 * outcomes only from the closed set, stages only from the documented vocabulary
   (:func:`documented_stages`);
 * work linear in the input: a run of events repeated 2, 4 and 8 times costs (in Python lines
@@ -123,7 +125,8 @@ def test_the_stage_vocabulary_is_read_from_the_documentation() -> None:
 _SMALL = {"max_line_chars": (16, 80, 400, 3000), "max_event_chars": (16, 120, 4000),
           "max_text_chars": (1, 4, 40, 400), "max_tool_input_chars": (1, 8, 60),
           "max_tool_calls": (1, 2), "max_blocks": (1, 2, 3), "max_item_chars": (8, 300, 6000),
-          "max_signature_chars": (1, 40, 2000), "max_citations": (1, 2)}
+          "max_signature_chars": (1, 40, 2000), "max_citations": (1, 2),
+          "max_retained_chars": (1, 600, 2000, 8000)}
 
 
 def _raising_validator(arguments: object) -> list[str]:
@@ -213,18 +216,25 @@ def check_result(session: StreamSession, result: StreamResult) -> None:
     assert result.telemetry.buffer_limit_stage == (stage if outcome == "buffer_limit" else None)
 
 
-def check_session(session: StreamSession) -> None:
-    """:func:`check_result` on a finished session; a later ``abort()`` changes nothing."""
+def check_session(session: StreamSession, limits: Limits) -> int:
+    """:func:`check_result` on a finished session; a later ``abort()`` changes nothing; the
+    retained account never passed its ceiling. Returns the account (every chunking must agree)."""
     result = session.result
     assert result is not None
     check_result(session, result)
     assert session.abort() is result
+    retained = session.retained_chars
+    assert 0 <= retained <= limits.max_retained_chars, (retained, limits.max_retained_chars)
+    return retained
 
 
 def observe(route: str, chunks: list[bytes], options: dict[str, Any]) -> tuple[object, ...]:
     """Replay ``chunks`` through the public API, check the invariants, and return the projection
-    every chunking must agree on (``route_fixtures.comparable``), checked to be JSON-able."""
-    view = comparable(route, chunks, check_session, **options)
+    every chunking must agree on (``route_fixtures.comparable`` and the retained account), checked
+    to be JSON-able."""
+    retained: list[int] = []
+    limits = options.get("limits", Limits())
+    view = (*comparable(route, chunks, lambda s: retained.append(check_session(s, limits)), **options), retained)
     json.dumps(view)
     updates = view[1]
     assert isinstance(updates, list)
