@@ -103,6 +103,9 @@ def test_the_last_event_id_is_the_last_consumed_events_not_the_failing_ones() ->
     session.feed(ok + b": comment\n\n")
     assert session.last_event_id == "2"
     session = opened()
+    session.feed(ok)  # the last event of the feed is the last one consumed
+    assert session.last_event_id == "2"
+    session = opened()
     session.feed(b'id: 1\ndata: not json\n\n')
     assert session.last_event_id == ""
 

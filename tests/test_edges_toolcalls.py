@@ -31,6 +31,8 @@ def chat_call(name: str, args: str, finish: str = "tool_calls") -> bytes:
         ("f", '{"a": NaN}', None, "tool_json", ("input is not valid JSON",)),
         ("f", "[1]", None, "tool_not_object", ("input is not a JSON object",)),
         ("f", '"x"', {"f": {}}, "tool_not_object", ("input is not a JSON object",)),
+        ("f", '{"a": 1e999}', None, "non_finite_number", ("input holds a number that is not finite",)),
+        ("f", '{"a": "\\ud800"}', {"f": {}}, "unpaired_surrogate", ("input holds an unpaired surrogate",)),
     ],
 )
 def test_an_invalid_call_names_its_problem_without_any_of_its_input(
