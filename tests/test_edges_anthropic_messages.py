@@ -97,6 +97,16 @@ def test_a_tool_block_cut_before_its_stop_sends_back_the_input_that_arrived_whol
     assert blocks(unknown) == [{**TOOL, "input": {"city": "Oslo"}}]  # the call is invalid: its input as sent
 
 
+@pytest.mark.parametrize("field", ["id", "name"])
+@pytest.mark.parametrize("wrong", [None, 5, {"x": 1}, ["toolu_1"]], ids=["missing", "number", "object", "list"])
+def test_a_tool_use_block_without_a_string_id_and_name_opens_no_block_and_no_call(field: str, wrong: Any) -> None:
+    block = {k: v for k, v in TOOL.items() if k != field} if wrong is None else {**TOOL, field: wrong}
+    data = message(start(0, block), delta(0, type="input_json_delta", partial_json="{}"), stop(0), reason="tool_use")
+    result, updates = check(ROUTE, data)
+    assert (result.outcome.value, result.stage) == ("protocol_error", "envelope")
+    assert (result.tool_calls, blocks(result), updates) == ((), [], [])
+
+
 # -- malformed fields ------------------------------------------------------------------------------
 
 @pytest.mark.parametrize(

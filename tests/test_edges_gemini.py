@@ -123,6 +123,13 @@ def test_a_malformed_partial_argument_is_protocol_error(bad: list[Any]) -> None:
     assert calls(result) == [("f", "streaming", None, False)]
 
 
+@pytest.mark.parametrize("flag", [1, 0, "true", [True]], ids=["one", "zero", "string", "list"])
+def test_a_will_continue_that_is_not_a_boolean_is_envelope_and_opens_no_call(flag: Any) -> None:
+    data = sse(chunk(cand(fc("f", willContinue=flag))), chunk(cand(fc(), finish="STOP")))
+    result, _ = check(ROUTE, data)
+    assert (result.outcome.value, result.stage, result.tool_calls) == ("protocol_error", "envelope", ())
+
+
 def test_a_part_with_a_field_nobody_documents_is_unknown_type_unless_kept() -> None:
     part = {"videoMetadata": {"fps": 1}}
     data = sse(chunk(cand({"text": "a"}, part, {"text": "b"}, finish="STOP")))

@@ -258,6 +258,9 @@ class AnthropicMessagesAccumulator(RouteAccumulator):
             if not self._unknown():
                 return
             role = "unknown"
+        elif role == "call:function" and (cb.get("id").__class__ is not str or cb.get("name").__class__ is not str):
+            self._protocol("envelope")  # a client call needs its id (for the tool result) and name
+            return
         if not self._check_blocks(len(self._blocks)) or not self._retain():
             return
         block = self._blocks[index] = _Block(index, block_type, role, cb)
@@ -277,9 +280,7 @@ class AnthropicMessagesAccumulator(RouteAccumulator):
             if data is not None:
                 self._sign("", data)  # redacted_thinking data counts as a signature
         elif role == "call:function":
-            call_id, name = cb.get("id"), cb.get("name")
-            block.call = self._new_call(call_id if call_id.__class__ is str else None,
-                                        name if name.__class__ is str else None)
+            block.call = self._new_call(cb["id"], cb["name"])
             preset = cb.get("input")
             if preset is not None and preset != {}:  # {} is the usual placeholder before input_json deltas
                 block.preset = preset

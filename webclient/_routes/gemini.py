@@ -428,12 +428,13 @@ class GeminiAccumulator(RouteAccumulator):
     def _function_call(self, st: _Candidate, fc: dict[str, Any], part: dict[str, Any], signature: str | None) -> None:
         name = fc.get("name")
         call_id = fc.get("id")
-        will_continue = fc.get("willContinue") is True
+        will_continue = fc.get("willContinue")
         pieces = fc.get("partialArgs")
         if (
             (name is not None and name.__class__ is not str)
             or (call_id is not None and call_id.__class__ is not str)
             or (pieces is not None and pieces.__class__ is not list)
+            or (will_continue is not None and will_continue.__class__ is not bool)
         ):
             self._protocol("envelope")
             return
