@@ -209,10 +209,16 @@ def test_a_closed_message_part_whose_text_is_not_a_string_is_envelope(content: A
     assert outcome_of(ROUTE, data) == ("protocol_error", "envelope")
 
 
-def test_a_closed_message_whose_refusal_disagrees_with_its_deltas_is_item_mismatch() -> None:
-    data = stream(added(type="message"), ev("response.refusal.delta", output_index=0, delta="x"),
-                  done(type="message", content=[{"type": "refusal", "refusal": "no"}]))
-    assert outcome_of(ROUTE, data) == ("protocol_error", "item_mismatch")
+def test_a_closed_message_that_disagrees_with_its_deltas_is_item_mismatch_and_stays_open() -> None:
+    text_then_refusal = [{"type": "output_text", "text": "no"}, {"type": "refusal", "refusal": "r"}]
+    for channel, content in (("refusal", [{"type": "refusal", "refusal": "no"}]), ("output_text", text_then_refusal)):
+        data = stream(added(type="message"), ev(f"response.{channel}.delta", output_index=0, delta="x"),
+                      done(type="message", content=content))
+        result, _ = check(ROUTE, data)
+        assert (result.outcome.value, result.stage, result.refusal) == (
+            "protocol_error", "item_mismatch", "x" if channel == "refusal" else "")
+        assert result.telemetry.open_payload_accumulator_count == 1  # the closing item was not taken
+        assert result.choices[0].assistant_message == [{"id": "it_0", "type": "message"}]
 
 
 def test_a_closed_message_whose_content_is_not_a_list_keeps_the_deltas() -> None:
@@ -266,3 +272,60 @@ def test_created_keeps_the_identity_and_an_empty_stream_after_it_is_complete() -
     created = ev("response.created", response={"id": "resp_9", "model": "gpt-x"})
     result, _ = check(ROUTE, sse(created, completed()))
     assert (result.outcome.value, result.response_id, result.model) == ("complete", "resp_9", "gpt-x")
+
+
+@pytest.mark.parametrize("item", [{"type": 5}, {"type": None}, {"type": ["message"]}, {"type": "message", "id": 5}],
+                         ids=["type-number", "type-missing", "type-list", "id-number"])
+def test_an_item_without_a_string_type_or_with_a_non_string_id_is_envelope_even_when_unknown_items_are_kept(
+        item: dict[str, Any]) -> None:
+    data = stream(ev("response.output_item.added", output_index=0, item=item))
+    assert outcome_of(ROUTE, data, keep_unknown_items=True) == ("protocol_error", "envelope")
+
+
+def test_a_refusal_content_part_belongs_to_a_message() -> None:
+    part = ev("response.content_part.added", output_index=0, content_index=0, part={"type": "refusal", "refusal": ""})
+    data = stream(added(type="message"), part, ev("response.refusal.delta", output_index=0, delta="no"),
+                  done(type="message", content=[{"type": "refusal", "refusal": "no"}]))
+    result, _ = check(ROUTE, data)
+    assert (result.outcome.value, result.refusal) == ("complete", "no")
+
+
+def test_a_closed_message_text_past_the_ceiling_is_buffer_limit_and_takes_nothing_after_it() -> None:
+    content = [{"type": "output_text", "text": "x" * 10}, {"type": "refusal", "refusal": "no"}]
+    result, _ = check(ROUTE, stream(added(type="message"), done(type="message", content=content)),
+                      limits=Limits(max_text_chars=5))
+    assert (result.outcome.value, result.stage, result.text, result.refusal) == ("buffer_limit", "text", "", "")
+    assert result.telemetry.open_payload_accumulator_count == 1  # the item never closed
+    assert result.choices[0].assistant_message == [{"id": "it_0", "type": "message"}]
+
+
+@pytest.mark.parametrize("kind", ["response.function_call_arguments.delta", "response.function_call_arguments.done",
+                                  "response.custom_tool_call_input.delta", "response.shell_call_command.delta"])
+def test_an_input_event_for_an_item_never_added_is_unknown_block(kind: str) -> None:
+    data = stream(*call_item(0, "{}", done="{}"), ev(kind, output_index=7, item_id="nope", delta="x", arguments="{}"))
+    assert outcome_of(ROUTE, data) == ("protocol_error", "unknown_block")
+
+
+#: The hosted tools' progress events (openai-python 3.57.0 ``response_stream_event.py``), written out here so that
+#: a name dropped from the route's list is noticed.
+HOSTED_PROGRESS = (
+    "response.web_search_call.in_progress", "response.web_search_call.searching",
+    "response.web_search_call.completed", "response.file_search_call.in_progress",
+    "response.file_search_call.searching", "response.file_search_call.completed",
+    "response.code_interpreter_call.in_progress", "response.code_interpreter_call.interpreting",
+    "response.code_interpreter_call.completed", "response.code_interpreter_call_code.delta",
+    "response.code_interpreter_call_code.done", "response.image_generation_call.in_progress",
+    "response.image_generation_call.generating", "response.image_generation_call.partial_image",
+    "response.image_generation_call.completed", "response.mcp_call.in_progress", "response.mcp_call.completed",
+    "response.mcp_call.failed", "response.mcp_call_arguments.delta", "response.mcp_call_arguments.done",
+    "response.mcp_list_tools.in_progress", "response.mcp_list_tools.completed", "response.mcp_list_tools.failed",
+    "response.shell_call_output_content.delta", "response.shell_call_output_content.done",
+    "response.compaction.compacting",
+)
+
+
+@pytest.mark.parametrize("kind", HOSTED_PROGRESS)
+def test_a_hosted_progress_event_is_taken_as_progress_only_after_the_response_was_created(kind: str) -> None:
+    progress = ev(kind, output_index=0, item_id="x", delta="d")
+    assert outcome_of(ROUTE, stream(progress, *message_item(0, "a"))) == ("complete", None)
+    assert outcome_of(ROUTE, sse(progress) + stream()) == ("protocol_error", "order")
