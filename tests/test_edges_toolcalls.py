@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from tests.route_fixtures import check, sse
-from webclient._toolcalls import ToolRegistry, parse_tool_input
+from webclient._toolcalls import Fragments, ToolRegistry, parse_tool_input
 
 pytestmark = pytest.mark.usefixtures("no_safety_net")
 
@@ -81,3 +81,12 @@ def test_the_registry_checks_text_and_values_by_the_same_rules() -> None:
     assert registry.check_text("code", "abcd")[1] == "tool_schema"
     assert ToolRegistry(None).check(None, " \n") == ({}, None, ())
     assert parse_tool_input("\t") == ({}, None) and parse_tool_input("[") == (None, "tool_json")
+
+
+def test_joined_fragments_are_kept_as_one_so_a_later_join_copies_nothing() -> None:
+    buf = Fragments()
+    buf.parts += ["a", "b", "c"]
+    text = buf.joined()
+    assert text == "abc" and buf.parts == ["abc"]
+    assert buf.joined() is text  # the cached fragment itself, not a new join
+    assert Fragments().joined() == ""
