@@ -124,3 +124,16 @@ def test_a_replace_mode_flush_at_eof_that_passes_the_line_ceiling_is_buffer_limi
     assert assert_chunking_invariant(run, data) == ("buffer_limit", "line")
     assert outcome_of(CHAT, b"data: xxxx\xe2\x82", utf8_errors="replace", limits=Limits(max_line_chars=11)) == (
         "truncated", "eof")
+
+
+def test_a_stream_with_carriage_return_line_endings_completes_under_every_chunking() -> None:
+    data = CHAT_OK.replace(b"\n", b"\r")
+
+    def run(chunks: list[bytes]) -> tuple[str, str | None, str, int]:
+        session = opened()
+        for chunk in chunks:
+            session.feed(chunk)
+        result = session.finish()
+        return result.outcome.value, result.stage, result.text, session.events_seen
+
+    assert assert_chunking_invariant(run, data) == ("complete", None, "hé", 3)
