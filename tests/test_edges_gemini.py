@@ -254,3 +254,12 @@ def test_a_later_finish_reason_that_does_not_commit_wins_for_a_finished_candidat
                chunk(cand(finish="SAFETY", index=0)), chunk(cand(finish="STOP", index=1)))
     result, _ = check(ROUTE, data)
     assert (result.outcome.value, result.stop_reason) == ("truncated", "SAFETY")
+
+
+def test_pairs_split_across_parts_are_combined_in_every_text_part_of_the_message() -> None:
+    data = sse(chunk(cand({"text": "a\ud83d"})), chunk(cand({"text": "\ude00b"})),
+               chunk(cand({"text": "t", "thought": True})), chunk(cand({"text": "c\ud83d"})),
+               chunk(cand({"text": "\ude00d"}, finish="STOP")))
+    result, _ = check(ROUTE, data)
+    assert (result.outcome.value, result.text, result.reasoning) == ("complete", "a\U0001f600bc\U0001f600d", "t")
+    assert [p["text"] for p in parts_of(result)] == ["a\U0001f600b", "t", "c\U0001f600d"]
