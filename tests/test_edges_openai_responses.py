@@ -329,3 +329,12 @@ def test_a_hosted_progress_event_is_taken_as_progress_only_after_the_response_wa
     progress = ev(kind, output_index=0, item_id="x", delta="d")
     assert outcome_of(ROUTE, stream(progress, *message_item(0, "a"))) == ("complete", None)
     assert outcome_of(ROUTE, sse(progress) + stream()) == ("protocol_error", "order")
+
+
+def test_deltas_still_pending_when_their_message_closes_are_announced_whole_under_every_chunking() -> None:
+    deltas = [ev("response.output_text.delta", output_index=0, delta=d) for d in ("a", "b", "c")]
+    closed = done(type="message", content=[{"type": "output_text", "text": "abc"}])
+    data = stream(added(type="message"), *deltas, closed)
+    result, updates = check(ROUTE, data)
+    assert (result.outcome.value, result.text) == ("complete", "abc")
+    assert updates == [{"kind": "text_delta", "channel": "text", "index": 0, "text": "abc"}]
