@@ -263,3 +263,10 @@ def test_pairs_split_across_parts_are_combined_in_every_text_part_of_the_message
     result, _ = check(ROUTE, data)
     assert (result.outcome.value, result.text, result.reasoning) == ("complete", "a\U0001f600bc\U0001f600d", "t")
     assert [p["text"] for p in parts_of(result)] == ["a\U0001f600b", "t", "c\U0001f600d"]
+
+
+def test_a_streamed_call_whose_last_part_carries_arguments_closes_with_them() -> None:
+    piece = {"jsonPath": "$.city", "stringValue": "Oslo"}
+    data = sse(chunk(cand(fc("f", willContinue=True))), chunk(cand(fc(partialArgs=[piece]), finish="STOP")))
+    result, _ = check(ROUTE, data)
+    assert (result.outcome.value, calls(result)) == ("complete", [("f", "valid", {"city": "Oslo"}, True)])
