@@ -223,6 +223,7 @@ def test_metadata_past_the_item_ceiling_is_buffer_limit_and_not_kept() -> None:
     data = sse(chunk(cand({"text": "a"}, finish="STOP", groundingMetadata={"q": "x" * 200})))
     result, _ = check(ROUTE, data, limits=Limits(max_item_chars=100))
     assert (result.outcome.value, result.stage, result.items) == ("buffer_limit", "items", ())
+    assert result.choices[0].stop_reason is None  # nothing of the candidate after the metadata was taken
 
 
 def test_hosted_parts_are_items_and_message_parts() -> None:
