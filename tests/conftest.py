@@ -30,3 +30,13 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             if item.get_closest_marker(name) is not None:
                 item.add_marker(pytest.mark.skip(reason=f"marked {name}: not available inside Pyodide"))
                 break
+
+
+@pytest.fixture
+def no_safety_net(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Exceptions raised inside a route escape the session instead of becoming ``protocol_error``
+    ``envelope`` (``webclient._session._PAYLOAD_EXCEPTIONS``): for tests asserting that every
+    malformed input is classified by an explicit check, not by the safety net."""
+    import webclient._session
+
+    monkeypatch.setattr(webclient._session, "_PAYLOAD_EXCEPTIONS", ())

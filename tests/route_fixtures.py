@@ -19,6 +19,7 @@ Framing (:func:`cases`):
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -225,9 +226,11 @@ AFTER_FAILURE_DEPENDENT = ("bytes_received", "decoded_character_count", "pending
                            "pending_event_character_count")
 
 
-def comparable(route: str, chunks: list[bytes], **session_kwargs: object) -> tuple[object, ...]:
+def comparable(route: str, chunks: list[bytes], on_session: Callable[[StreamSession], object] | None = None, /,
+               **session_kwargs: object) -> tuple[object, ...]:
     """The chunking-invariant view of a replay: the result dict (minus chunking-dependent
-    telemetry), the updates with consecutive deltas merged, and the final update's kind."""
+    telemetry), the updates with consecutive deltas merged, and the final update's kind.
+    ``on_session`` is called with the finished session (the fuzzer checks its invariants there)."""
     session = StreamSession(route, **session_kwargs)  # type: ignore[arg-type]
     updates = list(session.open(200, "text/event-stream"))
     ended_early = False
@@ -238,6 +241,8 @@ def comparable(route: str, chunks: list[bytes], **session_kwargs: object) -> tup
         updates.extend(session.feed(chunk))
     ended_early = ended_early or session.done
     result = session.finish()
+    if on_session is not None:
+        on_session(session)
     final = session.final_update
     assert final is not None
     if not ended_early:

@@ -172,10 +172,9 @@ class Sequencer:
         return None
 
 
-def _check_delay(name: str, value: object) -> float:
+def _check_delay(name: str, value: object) -> None:
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
         raise UsageError(f"{name} must be a finite number of seconds >= 0")
-    return float(value)
 
 
 @dataclass(frozen=True, slots=True)

@@ -121,11 +121,6 @@ class ToolRegistry:
             validators[name] = validator_for(spec)
         self._validators = validators
 
-    @property
-    def registered(self) -> bool:
-        """Whether the caller registered tools (unknown names are then refused)."""
-        return self._validators is not None
-
     def _lookup(self, name: str | None) -> tuple[bool, Validator | None]:
         """``(known, validator)``: with no tools registered every name is known (no validator);
         otherwise only a registered name is."""
@@ -213,7 +208,7 @@ class ToolCallBuffer(Fragments):
 
     __slots__ = ("arguments", "call", "id", "kind", "name", "problems", "state")
 
-    def __init__(self, call: int, call_id: str | None, name: str | None, kind: str = "function") -> None:
+    def __init__(self, call: int, call_id: str | None, name: str | None, kind: str) -> None:
         super().__init__()
         #: Position in the attempt.
         self.call = call
@@ -242,7 +237,7 @@ class ToolCallBuffer(Fragments):
         self.problems = problems
         self.move(ToolCallState.VALID if stage is None else ToolCallState.INVALID)
 
-    def snapshot(self, ready: bool = False) -> ToolCall:
+    def snapshot(self, ready: bool) -> ToolCall:
         """An immutable view (``ready`` is decided by the session)."""
         return ToolCall(self.call, self.id, self.name, self.state.value, self.arguments,
                         ready and self.state is ToolCallState.VALID, self.joined(), self.problems, self.kind)

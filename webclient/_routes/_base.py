@@ -452,9 +452,9 @@ class RouteAccumulator:
                 self._upstream("error_object", error)
                 return
             choices = obj.get(self._choices_key)
-            if choices:
+            if choices is not None:
                 # _each's loop plus the choice lookup, inline: this runs once per event.
-                if choices.__class__ is not list:
+                if choices.__class__ is not list:  # also when empty ("", {}, 0)
                     self._protocol("envelope")
                     return
                 states = self._choices
@@ -463,11 +463,11 @@ class RouteAccumulator:
                         self._protocol("envelope")
                         return
                     index = item.get("index", 0)
+                    if index.__class__ is not int:  # also before the lookup: True or 1.0 would find choice 1
+                        self._protocol("envelope")
+                        return
                     st = states.get(index)
                     if st is None:
-                        if index.__class__ is not int:
-                            self._protocol("envelope")
-                            return
                         if not self._check_blocks(len(states)):
                             return
                         st = states[index] = self.choice_state(index)
@@ -908,7 +908,8 @@ class RouteAccumulator:
     def _close_call(self, call: ToolCallBuffer, validate: bool = True) -> bool:
         """STREAMING -> CLOSED, then (if ``validate``) parse and validate: JSON for every kind but
         ``custom``, whose free text goes to its validator as is. Surrogate pairs split across
-        fragments are combined in the input first. False on failure."""
+        fragments are combined in the input first (the pending input delta is flushed before, as
+        the combined text replaces the fragments). False on failure."""
         if self._run is call:
             self.flush()
         text = call.joined()

@@ -139,8 +139,9 @@ class _Block:
         #: Server-side tool input (server_tool_use / mcp_tool_use blocks), and its parsed value.
         self.server: Fragments | None = None
         self.value: object = None
-        #: A non-empty ``input`` object sent whole in content_block_start.
-        self.preset: dict[str, Any] | None = None
+        #: An ``input`` sent whole in content_block_start (anything but ``{}``; validated as the input when
+        #: no delta follows, so a non-object is ``tool_not_object``).
+        self.preset: object = None
         #: Thinking blocks: the latest signature; text blocks: citations; compaction blocks: the
         #: fields compaction_delta set.
         self.signature = ""
@@ -257,6 +258,9 @@ class AnthropicMessagesAccumulator(RouteAccumulator):
             if not self._unknown():
                 return
             role = "unknown"
+        elif role == "call:function" and (cb.get("id").__class__ is not str or cb.get("name").__class__ is not str):
+            self._protocol("envelope")  # a client call needs its id (for the tool result) and name
+            return
         if not self._check_blocks(len(self._blocks)) or not self._retain():
             return
         block = self._blocks[index] = _Block(index, block_type, role, cb)
@@ -276,11 +280,9 @@ class AnthropicMessagesAccumulator(RouteAccumulator):
             if data is not None:
                 self._sign("", data)  # redacted_thinking data counts as a signature
         elif role == "call:function":
-            call_id, name = cb.get("id"), cb.get("name")
-            block.call = self._new_call(call_id if call_id.__class__ is str else None,
-                                        name if name.__class__ is str else None)
+            block.call = self._new_call(cb["id"], cb["name"])
             preset = cb.get("input")
-            if preset and preset.__class__ is dict:
+            if preset is not None and preset != {}:  # {} is the usual placeholder before input_json deltas
                 block.preset = preset
         elif role == "server_call":
             block.server = Fragments()
@@ -318,7 +320,7 @@ class AnthropicMessagesAccumulator(RouteAccumulator):
             elif fragment:
                 self._text(buf, fragment)
             return
-        targets = DELTA_TARGETS.get(kind)  # type: ignore[arg-type]
+        targets = DELTA_TARGETS.get(kind) if kind.__class__ is str else None
         if targets is None:
             if kind.__class__ is not str:
                 self._protocol("envelope")

@@ -138,12 +138,13 @@ class _Candidate(ChoiceState):
     """Per-candidate accumulation (no refusal channel), plus the call whose arguments stream and
     the parts of the assistant message."""
 
-    __slots__ = ("items", "metadata", "parts", "paths", "streaming")
+    __slots__ = ("items", "metadata", "parts", "paths", "record", "streaming")
 
     def __init__(self, index: int) -> None:
         super().__init__(index)
         #: The call whose arguments are streaming (partialArgs), if any, and its message part.
         self.streaming: ToolCallBuffer | None = None
+        self.record: _Call | None = None
         #: jsonPath -> list of string fragments, or a one-element tuple holding a scalar value.
         self.paths: dict[str, list[str] | tuple[object]] = {}
         #: The assistant message's parts, in order: a text run ``_Run``, a verbatim part (dict), or a
@@ -307,18 +308,21 @@ class GeminiAccumulator(RouteAccumulator):
     def _choice(self, st: _Candidate, cand: dict[str, Any]) -> None:
         """One element of ``candidates``."""
         content = cand.get("content")
-        if content:
+        if content is not None:
             if content.__class__ is not dict:
                 self._protocol("envelope")
                 return
             parts = content.get("parts")
-            if parts:
-                # A finished candidate takes no more parts; a non-list is envelope (in _each) first.
-                if st.finish_reason is not None and parts.__class__ is list:
-                    self._protocol("closed_block")
+            if parts is not None:
+                if parts.__class__ is not list:
+                    self._protocol("envelope")
                     return
-                if not self._each(parts, self._part, st):
-                    return
+                if parts:
+                    if st.finish_reason is not None:  # a finished candidate takes no more parts
+                        self._protocol("closed_block")
+                        return
+                    if not self._each(parts, self._part, st):
+                        return
         if not self._candidate_metadata(st, cand):
             return
         reason = cand.get("finishReason")
@@ -424,12 +428,13 @@ class GeminiAccumulator(RouteAccumulator):
     def _function_call(self, st: _Candidate, fc: dict[str, Any], part: dict[str, Any], signature: str | None) -> None:
         name = fc.get("name")
         call_id = fc.get("id")
-        will_continue = fc.get("willContinue") is True
+        will_continue = fc.get("willContinue")
         pieces = fc.get("partialArgs")
         if (
             (name is not None and name.__class__ is not str)
             or (call_id is not None and call_id.__class__ is not str)
             or (pieces is not None and pieces.__class__ is not list)
+            or (will_continue is not None and will_continue.__class__ is not bool)
         ):
             self._protocol("envelope")
             return
@@ -459,10 +464,12 @@ class GeminiAccumulator(RouteAccumulator):
                 return
             st.streaming = call
             st.paths = {}
-            if not self._add_part(st, _Call(call, call_id or None, signature)):
+            st.record = _Call(call, call_id or None, signature)
+            if not self._add_part(st, st.record):
                 return
         elif signature is not None:
-            record = next(r for r in reversed(st.parts) if r.__class__ is _Call)
+            record = st.record
+            assert record is not None
             if record.signature is None:
                 record.signature = signature
         if pieces and not self._each(pieces, self._partial_arg, st):

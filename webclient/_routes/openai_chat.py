@@ -149,8 +149,8 @@ class OpenAIChatAccumulator(RouteAccumulator):
 
     def _choice(self, st: _Choice, ch: dict[str, Any]) -> None:
         delta = ch.get("delta")
-        if delta:
-            if delta.__class__ is not dict:
+        if delta is not None:
+            if delta.__class__ is not dict:  # a string, a list, a number: not a delta, even when empty
                 self._protocol("envelope")
                 return
             if st.finish_reason is not None:
@@ -271,8 +271,7 @@ class OpenAIChatAccumulator(RouteAccumulator):
         st.by_index[index] = call
         return True
 
-    def _open(self, st: _Choice, call_id: str | None, name: str | None,
-              kind: str = "function") -> ToolCallBuffer | None:
+    def _open(self, st: _Choice, call_id: str | None, name: str | None, kind: str) -> ToolCallBuffer | None:
         call = self._new_call(call_id, name, kind)
         if call is not None:
             st.calls.append(call)
@@ -315,8 +314,10 @@ class OpenAIChatAccumulator(RouteAccumulator):
         index = frag.get("index")
         call_id = frag.get("id")
         ftype = frag.get("type")
-        if (index is not None and index.__class__ is not int) or (
-            call_id is not None and call_id.__class__ is not str
+        if (
+            (index is not None and index.__class__ is not int)
+            or (call_id is not None and call_id.__class__ is not str)
+            or (ftype is not None and ftype.__class__ is not str)
         ):
             self._protocol("envelope")
             return

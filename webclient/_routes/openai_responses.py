@@ -225,42 +225,69 @@ class OpenAIResponsesAccumulator(RouteAccumulator):
 
     # -- lifecycle ---------------------------------------------------------------------------
 
+    def _response(self, obj: dict[str, Any]) -> dict[str, Any] | None:
+        """The event's ``response`` object: ``{}`` when absent; ``None`` after recording
+        ``envelope`` when it is not an object."""
+        response = obj.get("response")
+        if response is None:
+            return {}
+        if response.__class__ is not dict:
+            self._protocol("envelope")
+            return None
+        found: dict[str, Any] = response
+        return found
+
     def _created(self, obj: dict[str, Any]) -> None:
         if self._start():
-            response = obj.get("response")
-            if response.__class__ is dict:
+            response = self._response(obj)
+            if response:
                 self._identity(response.get("id"), response.get("model"))
 
     def _open_blocks(self) -> int:
         return sum(1 for item in self._items.values() if not item.closed) + sum(1 for c in self.calls if c.open)
 
+    def _usage(self, response: dict[str, Any]) -> bool:
+        """Keep the terminal response's ``usage`` object, if any. False on failure."""
+        usage = response.get("usage")
+        if usage.__class__ is dict:
+            if not self._charge_usage(usage):
+                return False
+            self.usage = usage
+        return True
+
     def _completed(self, obj: dict[str, Any]) -> None:
-        status = "completed"
-        response = obj.get("response")
-        if response.__class__ is dict:
-            usage = response.get("usage")
-            if usage.__class__ is dict:
-                if not self._charge_usage(usage):
-                    return
-                self.usage = usage
-            given = response.get("status")
-            if given.__class__ is str and given:
-                status = given
-        self._terminal(status, self._open_blocks())
+        """Stop reason: ``response.status`` (``completed`` when absent); a status that is not a
+        string is ``envelope``."""
+        response = self._response(obj)
+        if response is None:
+            return
+        status = response.get("status")
+        if status is None:
+            status = "completed"
+        elif status.__class__ is not str:
+            self._protocol("envelope")
+            return
+        if self._usage(response):
+            self._terminal(status, self._open_blocks())
 
     def _incomplete(self, obj: dict[str, Any]) -> None:
+        """Stop reason: ``incomplete_details.reason`` (``incomplete`` when absent or empty); details
+        that are not an object, or a reason that is not a string, are ``envelope``."""
+        response = self._response(obj)
+        if response is None:
+            return
+        details = response.get("incomplete_details")
         reason = None
-        response = obj.get("response")
-        if response.__class__ is dict:
-            details = response.get("incomplete_details")
-            if details.__class__ is dict:
-                reason = details.get("reason")
-            usage = response.get("usage")
-            if usage.__class__ is dict:
-                if not self._charge_usage(usage):
-                    return
-                self.usage = usage
-        self._terminal(reason if reason.__class__ is str and reason else "incomplete", 0)
+        if details is not None:
+            if details.__class__ is not dict:
+                self._protocol("envelope")
+                return
+            reason = details.get("reason")
+            if reason is not None and reason.__class__ is not str:
+                self._protocol("envelope")
+                return
+        if self._usage(response):
+            self._terminal(reason or "incomplete", 0)
 
     def _failed(self, obj: dict[str, Any]) -> None:
         response = obj.get("response")
@@ -309,12 +336,14 @@ class OpenAIResponsesAccumulator(RouteAccumulator):
     def _open_call(self, item: _Item, it: dict[str, Any], kind: str) -> None:
         """A client call item: open its call; a streamed input already in the item is its start."""
         call_id = it.get("call_id") or it.get("id")
-        name = it.get("name") if kind in _CALL_INPUT else kind
-        call = item.call = self._new_call(call_id if call_id.__class__ is str else None,
-                                          name if name.__class__ is str else None, kind)
         key = _CALL_INPUT.get(kind)
+        name = it.get("name") if key is not None else kind
         text = it.get(key) if key is not None else None
-        if call is not None and text and text.__class__ is str:
+        if any(v is not None and v.__class__ is not str for v in (call_id, name, text)):
+            self._protocol("envelope")
+            return
+        call = item.call = self._new_call(call_id, name, kind)
+        if call is not None and text:
             self._tool_input(call, text)
 
     def _item(self, obj: dict[str, Any]) -> _Item | None:
@@ -347,7 +376,10 @@ class OpenAIResponsesAccumulator(RouteAccumulator):
             key = _CALL_INPUT.get(call.kind)
             if key is not None:
                 final = it.get(key)
-                if not self._close_with(call, final if final.__class__ is str else None):
+                if final is not None and final.__class__ is not str:
+                    self._protocol("envelope")
+                    return
+                if not self._close_with(call, final):
                     return
             elif not self._close_call_object(call, {k: it[k] for k in _CALL_FIELDS[call.kind] if k in it}):
                 return
@@ -385,7 +417,9 @@ class OpenAIResponsesAccumulator(RouteAccumulator):
             return
         part = obj.get("part")
         part_type = part.get("type") if part.__class__ is dict else None
-        if CONTENT_TYPES.get(part_type) != _PART_TYPES[obj["type"]]:  # type: ignore[arg-type]
+        if part_type.__class__ is not str:  # no part object, or a type that is not a name
+            self._protocol("envelope")
+        elif CONTENT_TYPES.get(part_type) != _PART_TYPES[obj["type"]]:
             self._unknown()
 
     def _part_event(self, obj: dict[str, Any]) -> None:

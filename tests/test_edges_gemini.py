@@ -1,0 +1,273 @@
+"""Route ``gemini`` at its edges: malformed parts and calls, calls whose input arrives already parsed,
+signatures on streamed calls, candidate metadata, and what a failing chunk leaves behind (every
+chunking).
+
+Found by mutation testing (``build_scripts/mutation.py``) and the fuzzer: each test fails if a check
+or a branch of ``webclient/_routes/gemini.py`` is changed. They run without the session's safety
+net (``no_safety_net``), so a malformed field must be classified by an explicit check.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.route_fixtures import check, outcome_of, sse
+from tests.work_count import assert_linear_growth
+from webclient import Limits
+
+ROUTE = "gemini"
+
+pytestmark = pytest.mark.usefixtures("no_safety_net")
+
+
+def cand(*parts: Any, finish: Any = None, index: int = 0, **extra: Any) -> dict[str, Any]:
+    c: dict[str, Any] = {"content": {"role": "model", "parts": list(parts)}, "index": index, **extra}
+    if finish is not None:
+        c["finishReason"] = finish
+    return c
+
+
+def chunk(*candidates: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    return {"candidates": list(candidates), "modelVersion": "gemini-x", "responseId": "r-1", **extra}
+
+
+def fc(name: Any = None, **fields: Any) -> dict[str, Any]:
+    call = dict(fields)
+    if name is not None:
+        call["name"] = name
+    return {"functionCall": call}
+
+
+def calls(result: Any) -> list[tuple[Any, ...]]:
+    return [(c.name, c.state, c.arguments, c.ready) for c in result.tool_calls]
+
+
+def parts_of(result: Any) -> list[dict[str, Any]]:
+    message = result.assistant_message
+    assert message is not None and message["role"] == "model"
+    parts: list[dict[str, Any]] = message["parts"]
+    return parts
+
+
+# -- calls whose input arrives already parsed ------------------------------------------------------
+
+def test_an_unknown_tool_whose_args_arrive_parsed_is_tool_unknown_and_never_ready() -> None:
+    data = sse(chunk(cand(fc("rm_rf", args={"path": "/"}), finish="STOP")))
+    result, _ = check(ROUTE, data, tools={"weather": {"type": "object"}})
+    assert (result.outcome.value, result.stage) == ("payload_error", "tool_unknown")
+    assert calls(result) == [("rm_rf", "invalid", None, False)]
+
+
+def test_an_unknown_tool_whose_args_stream_is_tool_unknown_at_close() -> None:
+    data = sse(chunk(cand(fc("rm_rf", willContinue=True))),
+               chunk(cand(fc(partialArgs=[{"jsonPath": "$.p", "stringValue": "/"}], willContinue=True))),
+               chunk(cand(fc(), finish="STOP")))
+    assert outcome_of(ROUTE, data, tools={"weather": {}}) == ("payload_error", "tool_unknown")
+    assert outcome_of(ROUTE, data, tools={"rm_rf": {"type": "object", "required": ["q"]}}) == ("payload_error",
+                                                                                           "tool_schema")
+    assert outcome_of(ROUTE, data, tools={"rm_rf": {}}) == ("complete", None)
+
+
+def test_parsed_args_are_validated_against_the_registered_schema() -> None:
+    data = sse(chunk(cand(fc("weather", args={"town": "Oslo"}), finish="STOP")))
+    result, _ = check(ROUTE, data, tools={"weather": {"type": "object", "required": ["city"]}})
+    assert (result.outcome.value, result.stage) == ("payload_error", "tool_schema")
+    assert calls(result) == [("weather", "invalid", {"town": "Oslo"}, False)]
+
+
+# -- malformed fields ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        cand(5), cand("x"), cand({"text": 5}), cand({"text": ["x"]}), cand({"text": "a", "functionCall": {}}),
+        cand({"text": "a", "thoughtSignature": 5}), cand(fc(5)), cand({"functionCall": "f"}),
+        cand({"functionCall": ["f"]}), cand(fc("f", id=5)), cand(fc("f", partialArgs="x")),
+        cand(fc(args={"a": 1})), cand({"executableCode": "print(1)"}), cand({"inlineData": ["x"]}),
+        {"content": "x", "index": 0}, {"content": "", "index": 0}, {"content": {"parts": "x"}, "index": 0},
+        {"content": {"parts": {}}, "index": 0},
+        cand({"text": "a"}, finish=5), cand({"text": "a"}, citationMetadata="x"),
+        cand({"text": "a"}, citationMetadata={"citationSources": "x"}),
+        cand({"text": "a"}, citationMetadata={"citations": [5]}), cand({"text": "a"}, groundingMetadata="x"),
+        cand({"text": "a"}, urlContextMetadata=[1]), {**cand({"text": "a"}), "index": "0"},
+        {**cand({"text": "a"}), "index": [0]}, {**cand({"text": "a"}), "index": True},
+    ],
+    ids=["part-number", "part-string", "text-number", "text-list", "two-data-fields", "signature-number",
+         "name-number", "call-string", "call-list", "id-number", "partial-args-string", "args-without-name",
+         "code-string", "inline-data-list", "content-string", "content-empty-string", "parts-string", "parts-object",
+         "finish-number",
+         "citation-metadata-string", "citation-sources-string", "citation-number", "grounding-string",
+         "url-context-list", "index-string", "index-list", "index-bool"],
+)
+def test_a_malformed_candidate_is_protocol_error_and_nothing_after_it_is_taken(bad: dict[str, Any]) -> None:
+    data = sse(chunk(cand({"text": "a"}, index=1)), chunk(bad, cand({"text": "late"}, index=1)),
+               chunk(cand({"text": "b"}, finish="STOP", index=1)))
+    result, _ = check(ROUTE, data)
+    assert (result.outcome.value, result.stage) == ("protocol_error", "envelope")
+    assert [c.text for c in result.choices][-1] == "a" and result.tool_calls == ()
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [[5], ["x"], [{"stringValue": "x"}], [{"jsonPath": 5, "stringValue": "x"}],
+     [{"jsonPath": "$.a", "stringValue": 5}], [{"jsonPath": "$.a", "stringValue": "x"}, 5]],
+    ids=["arg-number", "arg-string", "path-missing", "path-number", "string-value-number", "second-arg-number"],
+)
+def test_a_malformed_partial_argument_is_protocol_error(bad: list[Any]) -> None:
+    data = sse(chunk(cand(fc("f", willContinue=True))), chunk(cand(fc(partialArgs=bad, willContinue=True))),
+               chunk(cand(fc(), finish="STOP")))
+    result, _ = check(ROUTE, data)
+    assert (result.outcome.value, result.stage) == ("protocol_error", "envelope")
+    assert calls(result) == [("f", "streaming", None, False)]
+
+
+@pytest.mark.parametrize("flag", [1, 0, "true", [True]], ids=["one", "zero", "string", "list"])
+def test_a_will_continue_that_is_not_a_boolean_is_envelope_and_opens_no_call(flag: Any) -> None:
+    data = sse(chunk(cand(fc("f", willContinue=flag))), chunk(cand(fc(), finish="STOP")))
+    result, _ = check(ROUTE, data)
+    assert (result.outcome.value, result.stage, result.tool_calls) == ("protocol_error", "envelope", ())
+
+
+def test_a_part_with_a_field_nobody_documents_is_unknown_type_unless_kept() -> None:
+    part = {"videoMetadata": {"fps": 1}}
+    data = sse(chunk(cand({"text": "a"}, part, {"text": "b"}, finish="STOP")))
+    assert outcome_of(ROUTE, data) == ("protocol_error", "unknown_type")
+    result, _ = check(ROUTE, data, keep_unknown_items=True)
+    assert (result.outcome.value, result.text, result.items) == ("complete", "ab", (part,))
+    assert parts_of(result) == [{"text": "a"}, part, {"text": "b"}]
+
+
+def test_parts_for_a_finished_candidate_are_closed_block() -> None:
+    data = sse(chunk(cand({"text": "a"}, index=0), cand({"text": "x"}, finish="STOP", index=1)),
+               chunk(cand({"text": "late"}, index=1)), chunk(cand({"text": "b"}, finish="STOP", index=0)))
+    result, _ = check(ROUTE, data)
+    assert (result.outcome.value, result.stage, result.choices[1].text) == ("protocol_error", "closed_block", "x")
+
+
+# -- streamed calls --------------------------------------------------------------------------------
+
+def test_a_new_named_call_closes_the_one_still_streaming() -> None:
+    data = sse(chunk(cand(fc("f", willContinue=True))),
+               chunk(cand(fc(partialArgs=[{"jsonPath": "$.a", "numberValue": 1}], willContinue=True))),
+               chunk(cand(fc("g", willContinue=True))),
+               chunk(cand(fc(partialArgs=[{"jsonPath": "$.b", "nullValue": None}], willContinue=True))),
+               chunk(cand(fc(), finish="STOP")))
+    result, _ = check(ROUTE, data)
+    assert calls(result) == [("f", "valid", {"a": 1}, True), ("g", "valid", {"b": None}, True)]
+
+
+def test_a_closing_part_with_nothing_streaming_is_ignored_but_arguments_for_it_are_unknown_block() -> None:
+    assert outcome_of(ROUTE, sse(chunk(cand({"text": "a"}, fc(), finish="STOP")))) == ("complete", None)
+    data = sse(chunk(cand(fc(partialArgs=[{"jsonPath": "$.a", "boolValue": True}]), finish="STOP")))
+    assert outcome_of(ROUTE, data) == ("protocol_error", "unknown_block")
+
+
+def test_a_signature_on_a_continuation_part_signs_the_streamed_call_once() -> None:
+    data = sse(chunk(cand(fc("f", willContinue=True))),
+               chunk(cand({**fc(partialArgs=[{"jsonPath": "$.a", "stringValue": "x"}], willContinue=True),
+                           "thoughtSignature": "s1"})),
+               chunk(cand({**fc(willContinue=True), "thoughtSignature": "s2"})),
+               chunk(cand(fc(), finish="STOP")))
+    result, _ = check(ROUTE, data)
+    assert parts_of(result) == [{"functionCall": {"name": "f", "args": {"a": "x"}}, "thoughtSignature": "s1"}]
+
+
+def test_the_streamed_calls_id_and_first_signature_are_kept_on_its_part() -> None:
+    data = sse(chunk(cand({**fc("f", id="c1", willContinue=True), "thoughtSignature": "s0"})),
+               chunk(cand({**fc(willContinue=False), "thoughtSignature": "s1"}), finish="STOP"))
+    result, _ = check(ROUTE, data)
+    assert parts_of(result) == [{"functionCall": {"name": "f", "id": "c1", "args": {}}, "thoughtSignature": "s0"}]
+    assert result.tool_calls[0].id == "c1"
+
+
+def test_signed_continuation_parts_cost_the_same_work_each_however_many_parts_came_before() -> None:
+    # A continuation part with a signature used to look back over every message part for its
+    # call: quadratic in a stream of signature-only parts between continuation parts.
+    def build(k: int) -> bytes:
+        body = [chunk(cand({"thoughtSignature": "s"}, {**fc(willContinue=True), "thoughtSignature": "t"}))
+                for _ in range(300 * k)]
+        return sse(chunk(cand(fc("f", willContinue=True))), *body, chunk(cand(fc(), finish="STOP")))
+
+    assert_linear_growth(ROUTE, build)
+
+
+def test_streamed_values_count_against_the_tool_input_ceiling() -> None:
+    data = sse(chunk(cand(fc("f", willContinue=True))),
+               chunk(cand(fc(partialArgs=[{"jsonPath": "$.a", "stringValue": "abcd"},
+                                          {"jsonPath": "$.n", "numberValue": 12}], willContinue=True))),
+               chunk(cand(fc(), finish="STOP")))
+    # While streaming the values count (6 characters); at close, the assembled object's JSON does.
+    assert outcome_of(ROUTE, data, limits=Limits(max_tool_input_chars=5)) == ("buffer_limit", "tool_input")
+    closed = len('{"a": "abcd", "n": 12}')
+    assert outcome_of(ROUTE, data, limits=Limits(max_tool_input_chars=closed)) == ("complete", None)
+    assert outcome_of(ROUTE, data, limits=Limits(max_tool_input_chars=closed - 1)) == ("buffer_limit", "tool_input")
+
+
+# -- candidates, metadata, identity ------------------------------------------------------------------
+
+def test_citation_sources_grounding_and_url_context_are_kept() -> None:
+    source = {"startIndex": 0, "endIndex": 1, "uri": "https://e.x"}
+    grounding = {"webSearchQueries": ["q"]}
+    data = sse(chunk(cand({"text": "a"}, citationMetadata={"citationSources": [source]},
+                          groundingMetadata={"old": 1})),
+               chunk(cand({"text": "b"}, finish="STOP", citationMetadata={"citations": [source]},
+                          groundingMetadata=grounding, urlContextMetadata={"urlMetadata": []})))
+    result, _ = check(ROUTE, data)
+    assert result.citations == (source, source)
+    assert result.items == ({"groundingMetadata": grounding}, {"urlContextMetadata": {"urlMetadata": []}})
+
+
+def test_metadata_past_the_item_ceiling_is_buffer_limit_and_not_kept() -> None:
+    data = sse(chunk(cand({"text": "a"}, finish="STOP", groundingMetadata={"q": "x" * 200})))
+    result, _ = check(ROUTE, data, limits=Limits(max_item_chars=100))
+    assert (result.outcome.value, result.stage, result.items) == ("buffer_limit", "items", ())
+    assert result.choices[0].stop_reason is None  # nothing of the candidate after the metadata was taken
+
+
+def test_hosted_parts_are_items_and_message_parts() -> None:
+    code = {"executableCode": {"language": "PYTHON", "code": "print(1)"}}
+    data = sse(chunk(cand({"text": "a"}, code, {"text": "b"}, finish="STOP")))
+    result, _ = check(ROUTE, data)
+    assert result.items == (code,) and parts_of(result) == [{"text": "a"}, code, {"text": "b"}]
+    assert outcome_of(ROUTE, data, limits=Limits(max_item_chars=20)) == ("buffer_limit", "items")
+
+
+def test_the_first_response_id_and_model_are_kept() -> None:
+    data = sse({"candidates": [cand({"text": "a"})]}, chunk(cand({"text": "b"})),
+               {"candidates": [cand({"text": "c"}, finish="STOP")], "responseId": "r-2", "modelVersion": "m-2"})
+    result, _ = check(ROUTE, data)
+    assert (result.response_id, result.model) == ("r-1", "gemini-x")
+
+
+def test_a_blocked_prompt_with_an_unknown_reason_fails_closed_and_telemetry_knows_the_documented_ones() -> None:
+    result, _ = check(ROUTE, sse({"promptFeedback": {"blockReason": "NEW_REASON"}}))
+    assert (result.outcome.value, result.stage, result.telemetry.stop_reason) == (
+        "protocol_error", "unrecognized_stop", "unrecognized")
+    result, _ = check(ROUTE, sse({"promptFeedback": {"blockReason": "BLOCKLIST"}}))
+    assert (result.outcome.value, result.telemetry.stop_reason) == ("truncated", "BLOCKLIST")
+    assert outcome_of(ROUTE, sse({"promptFeedback": {"blockReason": ""}})) == ("truncated", "eof")
+
+
+def test_a_later_finish_reason_that_does_not_commit_wins_for_a_finished_candidate() -> None:
+    data = sse(chunk(cand({"text": "a"}, finish="STOP", index=0), cand({"text": "b"}, index=1)),
+               chunk(cand(finish="SAFETY", index=0)), chunk(cand(finish="STOP", index=1)))
+    result, _ = check(ROUTE, data)
+    assert (result.outcome.value, result.stop_reason) == ("truncated", "SAFETY")
+
+
+def test_pairs_split_across_parts_are_combined_in_every_text_part_of_the_message() -> None:
+    data = sse(chunk(cand({"text": "a\ud83d"})), chunk(cand({"text": "\ude00b"})),
+               chunk(cand({"text": "t", "thought": True})), chunk(cand({"text": "c\ud83d"})),
+               chunk(cand({"text": "\ude00d"}, finish="STOP")))
+    result, _ = check(ROUTE, data)
+    assert (result.outcome.value, result.text, result.reasoning) == ("complete", "a\U0001f600bc\U0001f600d", "t")
+    assert [p["text"] for p in parts_of(result)] == ["a\U0001f600b", "t", "c\U0001f600d"]
+
+
+def test_a_streamed_call_whose_last_part_carries_arguments_closes_with_them() -> None:
+    piece = {"jsonPath": "$.city", "stringValue": "Oslo"}
+    data = sse(chunk(cand(fc("f", willContinue=True))), chunk(cand(fc(partialArgs=[piece]), finish="STOP")))
+    result, _ = check(ROUTE, data)
+    assert (result.outcome.value, calls(result)) == ("complete", [("f", "valid", {"city": "Oslo"}, True)])

@@ -1,0 +1,340 @@
+"""Route ``openai-responses`` at its edges: malformed terminal responses, call items with fields of
+the wrong type, inputs sent whole in the item, parts of the wrong kind, and what a failing event
+leaves behind (every chunking).
+
+Found by mutation testing (``build_scripts/mutation.py``) and by probing each field with a value
+of the wrong type: each test fails if a check or a branch of ``webclient/_routes/openai_responses.py``
+is changed. They run without the session's safety net (``no_safety_net``), so a malformed field
+must be classified by an explicit check.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.route_fixtures import check, outcome_of, sse
+from tests.test_route_openai_responses import ROUTE, call_item, completed, ev, message_item, stream
+from webclient import Limits
+
+pytestmark = pytest.mark.usefixtures("no_safety_net")
+
+
+def added(index: int = 0, **item: Any) -> tuple[str, dict[str, Any]]:
+    return ev("response.output_item.added", output_index=index, item={"id": f"it_{index}", **item})
+
+
+def done(index: int = 0, **item: Any) -> tuple[str, dict[str, Any]]:
+    return ev("response.output_item.done", output_index=index, item={"id": f"it_{index}", **item})
+
+
+def function(**fields: Any) -> dict[str, Any]:
+    return {"type": "function_call", "call_id": "call_1", "name": "weather", **fields}
+
+
+def calls(result: Any) -> list[tuple[Any, ...]]:
+    return [(c.id, c.name, c.state, c.ready, c.arguments) for c in result.tool_calls]
+
+
+# -- terminal responses --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("status", [5, True, [], {"type": "completed"}], ids=["int", "bool", "list", "object"])
+def test_a_completed_status_that_is_not_a_string_is_envelope_and_never_commits(status: Any) -> None:
+    result, _ = check(ROUTE, stream(*message_item(0, "a"), terminal=completed(status=status)))
+    assert (result.outcome.value, result.stage, result.stop_reason) == ("protocol_error", "envelope", None)
+    assert result.usage is None  # nothing of the failing event was taken
+
+
+def test_a_completed_status_that_is_absent_or_null_means_completed() -> None:
+    for terminal in (ev("response.completed", response={"id": "resp_1"}), completed(status=None),
+                     ev("response.completed")):
+        result, _ = check(ROUTE, stream(*message_item(0, "a"), terminal=terminal))
+        assert (result.outcome.value, result.stop_reason, result.text) == ("complete", "completed", "a")
+
+
+def test_an_empty_completed_status_is_an_unknown_stop_reason_and_never_commits() -> None:
+    result, _ = check(ROUTE, stream(*message_item(0, "a"), terminal=completed(status="")))
+    assert not result.committed and result.outcome.value != "complete"
+
+
+@pytest.mark.parametrize("kind", ["response.completed", "response.incomplete", "response.created"])
+@pytest.mark.parametrize("response", [5, "resp_1", [{"id": "resp_1"}]], ids=["int", "string", "list"])
+def test_a_response_that_is_not_an_object_is_envelope(kind: str, response: Any) -> None:
+    event = ev(kind, response=response)
+    data = sse(event, *message_item(0, "a"), completed()) if kind == "response.created" else stream(
+        *message_item(0, "a"), terminal=event)
+    result, _ = check(ROUTE, data)
+    assert (result.outcome.value, result.stage, result.stop_reason) == ("protocol_error", "envelope", None)
+
+
+@pytest.mark.parametrize("details", [{"reason": 5}, {"reason": ["max_output_tokens"]}, "max_output_tokens", 3],
+                         ids=["int-reason", "list-reason", "string-details", "int-details"])
+def test_incomplete_details_or_a_reason_of_the_wrong_type_are_envelope(details: Any) -> None:
+    terminal = ev("response.incomplete", response={"incomplete_details": details, "usage": {"total_tokens": 1}})
+    result, _ = check(ROUTE, stream(*message_item(0, "a"), terminal=terminal))
+    assert (result.outcome.value, result.stage, result.stop_reason) == ("protocol_error", "envelope", None)
+    assert result.usage is None
+
+
+def test_an_incomplete_response_keeps_its_usage_and_an_empty_reason_means_incomplete() -> None:
+    terminal = ev("response.incomplete", response={"incomplete_details": {"reason": ""}, "usage": {"total_tokens": 4}})
+    result, _ = check(ROUTE, stream(*message_item(0, "a"), terminal=terminal))
+    assert (result.outcome.value, result.stage, result.stop_reason) == ("truncated", "stop_reason", "incomplete")
+    assert result.usage == {"total_tokens": 4}
+
+
+def test_terminal_usage_past_the_item_ceiling_is_buffer_limit_and_stops_nothing_else_from_committing() -> None:
+    usage = {"total_tokens": 9, "detail": "x" * 300}
+    for terminal in (completed(usage=usage),
+                     ev("response.incomplete", response={"incomplete_details": {"reason": "max_output_tokens"},
+                                                         "usage": usage})):
+        result, _ = check(ROUTE, stream(*message_item(0, "a"), terminal=terminal), limits=Limits(max_item_chars=200))
+        assert (result.outcome.value, result.stage, result.stop_reason, result.usage) == (
+            "buffer_limit", "items", None, None)
+
+
+# -- call items ------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("field", ["call_id", "name", "arguments"])
+@pytest.mark.parametrize("wrong", [5, ["x"], {"x": 1}, True], ids=["int", "list", "object", "bool"])
+def test_a_call_item_whose_id_name_or_arguments_are_not_strings_opens_no_call(field: str, wrong: Any) -> None:
+    data = stream(added(**function(**{field: wrong})), done(**function(arguments="{}")))
+    result, updates = check(ROUTE, data)
+    assert (result.outcome.value, result.stage) == ("protocol_error", "envelope")
+    assert result.tool_calls == () and updates == []
+
+
+def test_a_call_s_input_that_is_not_a_string_in_its_closed_item_is_envelope_and_never_ready() -> None:
+    data = stream(added(**function(arguments="")), ev("response.function_call_arguments.delta", output_index=0,
+                                                     delta="{}"), done(**function(arguments={"a": 1})))
+    result, _ = check(ROUTE, data)
+    assert (result.outcome.value, result.stage) == ("protocol_error", "envelope")
+    assert [(c.state, c.ready) for c in result.tool_calls] == [("streaming", False)]
+
+
+def test_arguments_sent_whole_in_the_added_item_are_the_input_and_must_match_the_closed_item() -> None:
+    good = stream(added(**function(arguments='{"a":1}')), done(**function(arguments='{"a":1}')))
+    result, updates = check(ROUTE, good)
+    assert calls(result) == [("call_1", "weather", "valid", True, {"a": 1})]
+    assert [u["fragment"] for u in updates if u["kind"] == "tool_input_delta"] == ['{"a":1}']
+    bad = stream(added(**function(arguments='{"a":1}')), done(**function(arguments='{"a":2}')))
+    result, _ = check(ROUTE, bad)
+    assert (result.outcome.value, result.stage) == ("payload_error", "tool_arguments_mismatch")
+    assert [(c.state, c.ready) for c in result.tool_calls] == [("invalid", False)]
+
+
+def test_a_call_without_call_id_is_named_by_its_item_id() -> None:
+    item = {"type": "function_call", "name": "weather", "arguments": "{}"}
+    result, _ = check(ROUTE, stream(added(**item), done(**item)))
+    assert calls(result) == [("it_0", "weather", "valid", True, {})]
+
+
+def test_a_whole_item_call_is_named_by_its_kind_whatever_its_name_field_says() -> None:
+    item = {"type": "computer_call", "call_id": "c1", "name": 5}
+    result, _ = check(ROUTE, stream(added(**item), done(**item, action={"type": "click"})), tools={"computer": {}})
+    assert calls(result) == [("c1", "computer", "valid", True, {"action": {"type": "click"}})]
+
+
+def test_an_empty_arguments_delta_adds_nothing_and_announces_nothing() -> None:
+    data = stream(added(**function(arguments="")), ev("response.function_call_arguments.delta", output_index=0,
+                                                     delta=""), done(**function(arguments="{}")))
+    result, updates = check(ROUTE, data)
+    assert calls(result) == [("call_1", "weather", "valid", True, {})]
+    assert [u["fragment"] for u in updates if u["kind"] == "tool_input_delta"] == ["{}"]
+
+
+def test_an_input_event_of_another_call_kind_is_delta_type_and_closes_nothing() -> None:
+    data = stream(added(**function(arguments="")),
+                  ev("response.custom_tool_call_input.done", output_index=0, input="x"), done(**function(arguments="")))
+    result, _ = check(ROUTE, data)
+    assert (result.outcome.value, result.stage) == ("protocol_error", "delta_type")
+    assert [c.state for c in result.tool_calls] == ["streaming"]
+
+
+def test_an_arguments_done_that_is_not_a_string_is_envelope_and_closes_nothing() -> None:
+    data = stream(*call_item(0, "{}")[:2], ev("response.function_call_arguments.done", output_index=0, arguments=5))
+    result, _ = check(ROUTE, data)
+    assert (result.outcome.value, result.stage) == ("protocol_error", "envelope")
+    assert [c.state for c in result.tool_calls] == ["streaming"]
+
+
+def test_input_events_for_a_closed_call_are_closed_block() -> None:
+    head = call_item(0, "{}", done="{}")[:3]
+    for late in (ev("response.function_call_arguments.delta", item_id="fc_0", output_index=0, delta="x"),
+                 ev("response.function_call_arguments.done", item_id="fc_0", output_index=0, arguments="{}")):
+        assert outcome_of(ROUTE, stream(*head, late)) == ("protocol_error", "closed_block")
+
+
+def test_command_events_of_a_hosted_shell_call_carry_nothing_and_the_call_is_an_item() -> None:
+    item = {"type": "shell_call", "environment": {"type": "container_reference"}}
+    data = stream(added(**item), ev("response.shell_call_command.delta", output_index=0, delta="ls"),
+                  done(**item, action={"commands": ["ls"]}))
+    result, updates = check(ROUTE, data)
+    assert (result.outcome.value, result.tool_calls, updates) == ("complete", (), [])
+    assert [i["type"] for i in result.items] == ["shell_call"]
+
+
+# -- items and parts -------------------------------------------------------------------------------
+
+def test_a_summary_part_on_a_reasoning_item_is_fine_and_a_content_part_type_there_is_unknown() -> None:
+    summary = ev("response.reasoning_summary_part.added", output_index=0, part={"type": "summary_text"})
+    data = stream(added(type="reasoning"), summary, done(type="reasoning"))
+    assert outcome_of(ROUTE, data) == ("complete", None)
+    wrong = ev("response.reasoning_summary_part.added", output_index=0, part={"type": "output_text"})
+    assert outcome_of(ROUTE, stream(added(type="reasoning"), wrong, done(type="reasoning"))) == (
+        "protocol_error", "unknown_type")
+    kept = stream(added(type="reasoning"), wrong, done(type="reasoning"))
+    assert outcome_of(ROUTE, kept, keep_unknown_items=True) == ("complete", None)
+
+
+@pytest.mark.parametrize("part", [5, {"type": 5}, {"text": ""}], ids=["not-object", "int-type", "no-type"])
+def test_a_part_without_a_string_type_is_envelope(part: Any) -> None:
+    data = stream(added(type="message"), ev("response.content_part.added", output_index=0, part=part))
+    assert outcome_of(ROUTE, data) == ("protocol_error", "envelope")
+
+
+def test_a_closed_message_without_deltas_gives_its_text_and_refusal() -> None:
+    content = [{"type": "output_text", "text": "a"}, {"type": "refusal", "refusal": "no"},
+               {"type": "output_text", "text": "b"}, "junk", {"type": "other", "text": "z"}]
+    result, updates = check(ROUTE, stream(added(type="message"), done(type="message", content=content)))
+    assert (result.outcome.value, result.text, result.refusal) == ("complete", "ab", "no")
+    assert [(u["channel"], u["text"]) for u in updates] == [("text", "ab"), ("refusal", "no")]
+
+
+@pytest.mark.parametrize("content", [[{"type": "output_text", "text": 5}], [{"type": "refusal", "refusal": None}]],
+                         ids=["text", "refusal"])
+def test_a_closed_message_part_whose_text_is_not_a_string_is_envelope(content: Any) -> None:
+    data = stream(added(type="message"), done(type="message", content=content))
+    assert outcome_of(ROUTE, data) == ("protocol_error", "envelope")
+
+
+def test_a_closed_message_that_disagrees_with_its_deltas_is_item_mismatch_and_stays_open() -> None:
+    text_then_refusal = [{"type": "output_text", "text": "no"}, {"type": "refusal", "refusal": "r"}]
+    for channel, content in (("refusal", [{"type": "refusal", "refusal": "no"}]), ("output_text", text_then_refusal)):
+        data = stream(added(type="message"), ev(f"response.{channel}.delta", output_index=0, delta="x"),
+                      done(type="message", content=content))
+        result, _ = check(ROUTE, data)
+        assert (result.outcome.value, result.stage, result.refusal) == (
+            "protocol_error", "item_mismatch", "x" if channel == "refusal" else "")
+        assert result.telemetry.open_payload_accumulator_count == 1  # the closing item was not taken
+        assert result.choices[0].assistant_message == [{"id": "it_0", "type": "message"}]
+
+
+def test_a_closed_message_whose_content_is_not_a_list_keeps_the_deltas() -> None:
+    data = stream(added(type="message"), ev("response.output_text.delta", output_index=0, delta="x"),
+                  done(type="message", content="other"))
+    result, _ = check(ROUTE, data)
+    assert (result.outcome.value, result.text) == ("complete", "x")
+
+
+@pytest.mark.parametrize("delta", [5, None, ["x"]], ids=["int", "null", "list"])
+def test_a_text_delta_that_is_not_a_string_is_envelope_and_takes_nothing(delta: Any) -> None:
+    data = stream(added(type="message"), ev("response.output_text.delta", output_index=0, delta="a"),
+                  ev("response.output_text.delta", output_index=0, delta=delta))
+    result, _ = check(ROUTE, data)
+    assert (result.outcome.value, result.stage, result.text) == ("protocol_error", "envelope", "a")
+
+
+def test_an_annotation_for_an_unknown_item_is_unknown_block_and_is_not_cited() -> None:
+    data = stream(*message_item(0, "a"), ev("response.output_text.annotation.added", output_index=7,
+                                            annotation={"type": "url_citation"}))
+    result, _ = check(ROUTE, data)
+    assert (result.outcome.value, result.stage, result.citations) == ("protocol_error", "unknown_block", ())
+
+
+def test_an_item_closed_with_something_else_than_an_object_stays_open() -> None:
+    data = stream(added(type="message"), ev("response.output_item.done", output_index=0, item=[]))
+    result, _ = check(ROUTE, data)
+    assert (result.outcome.value, result.stage) == ("protocol_error", "envelope")
+    assert result.telemetry.open_payload_accumulator_count == 1
+
+
+def test_the_assistant_message_holds_the_added_item_until_it_closes() -> None:
+    result, _ = check(ROUTE, stream(added(type="message", status="in_progress")))
+    assert result.outcome.value == "protocol_error"
+    assert result.choices[0].assistant_message == [{"id": "it_0", "type": "message", "status": "in_progress"}]
+
+
+def test_a_second_response_created_is_duplicate_start_and_takes_no_identity() -> None:
+    again = ev("response.created", response={"id": "resp_2", "model": "m-2"})
+    result, _ = check(ROUTE, stream(again))
+    assert (result.outcome.value, result.stage, result.response_id) == ("protocol_error", "duplicate_start", "resp_1")
+
+
+def test_an_item_id_already_used_by_another_index_is_duplicate_block() -> None:
+    data = stream(added(0, type="message"), ev("response.output_item.added", output_index=1,
+                                              item={"id": "it_0", "type": "message"}))
+    assert outcome_of(ROUTE, data) == ("protocol_error", "duplicate_block")
+
+
+def test_created_keeps_the_identity_and_an_empty_stream_after_it_is_complete() -> None:
+    created = ev("response.created", response={"id": "resp_9", "model": "gpt-x"})
+    result, _ = check(ROUTE, sse(created, completed()))
+    assert (result.outcome.value, result.response_id, result.model) == ("complete", "resp_9", "gpt-x")
+
+
+@pytest.mark.parametrize("item", [{"type": 5}, {"type": None}, {"type": ["message"]}, {"type": "message", "id": 5}],
+                         ids=["type-number", "type-missing", "type-list", "id-number"])
+def test_an_item_without_a_string_type_or_with_a_non_string_id_is_envelope_even_when_unknown_items_are_kept(
+        item: dict[str, Any]) -> None:
+    data = stream(ev("response.output_item.added", output_index=0, item=item))
+    assert outcome_of(ROUTE, data, keep_unknown_items=True) == ("protocol_error", "envelope")
+
+
+def test_a_refusal_content_part_belongs_to_a_message() -> None:
+    part = ev("response.content_part.added", output_index=0, content_index=0, part={"type": "refusal", "refusal": ""})
+    data = stream(added(type="message"), part, ev("response.refusal.delta", output_index=0, delta="no"),
+                  done(type="message", content=[{"type": "refusal", "refusal": "no"}]))
+    result, _ = check(ROUTE, data)
+    assert (result.outcome.value, result.refusal) == ("complete", "no")
+
+
+def test_a_closed_message_text_past_the_ceiling_is_buffer_limit_and_takes_nothing_after_it() -> None:
+    content = [{"type": "output_text", "text": "x" * 10}, {"type": "refusal", "refusal": "no"}]
+    result, _ = check(ROUTE, stream(added(type="message"), done(type="message", content=content)),
+                      limits=Limits(max_text_chars=5))
+    assert (result.outcome.value, result.stage, result.text, result.refusal) == ("buffer_limit", "text", "", "")
+    assert result.telemetry.open_payload_accumulator_count == 1  # the item never closed
+    assert result.choices[0].assistant_message == [{"id": "it_0", "type": "message"}]
+
+
+@pytest.mark.parametrize("kind", ["response.function_call_arguments.delta", "response.function_call_arguments.done",
+                                  "response.custom_tool_call_input.delta", "response.shell_call_command.delta"])
+def test_an_input_event_for_an_item_never_added_is_unknown_block(kind: str) -> None:
+    data = stream(*call_item(0, "{}", done="{}"), ev(kind, output_index=7, item_id="nope", delta="x", arguments="{}"))
+    assert outcome_of(ROUTE, data) == ("protocol_error", "unknown_block")
+
+
+#: The hosted tools' progress events (openai-python 3.57.0 ``response_stream_event.py``), written out here so that
+#: a name dropped from the route's list is noticed.
+HOSTED_PROGRESS = (
+    "response.web_search_call.in_progress", "response.web_search_call.searching",
+    "response.web_search_call.completed", "response.file_search_call.in_progress",
+    "response.file_search_call.searching", "response.file_search_call.completed",
+    "response.code_interpreter_call.in_progress", "response.code_interpreter_call.interpreting",
+    "response.code_interpreter_call.completed", "response.code_interpreter_call_code.delta",
+    "response.code_interpreter_call_code.done", "response.image_generation_call.in_progress",
+    "response.image_generation_call.generating", "response.image_generation_call.partial_image",
+    "response.image_generation_call.completed", "response.mcp_call.in_progress", "response.mcp_call.completed",
+    "response.mcp_call.failed", "response.mcp_call_arguments.delta", "response.mcp_call_arguments.done",
+    "response.mcp_list_tools.in_progress", "response.mcp_list_tools.completed", "response.mcp_list_tools.failed",
+    "response.shell_call_output_content.delta", "response.shell_call_output_content.done",
+    "response.compaction.compacting",
+)
+
+
+@pytest.mark.parametrize("kind", HOSTED_PROGRESS)
+def test_a_hosted_progress_event_is_taken_as_progress_only_after_the_response_was_created(kind: str) -> None:
+    progress = ev(kind, output_index=0, item_id="x", delta="d")
+    assert outcome_of(ROUTE, stream(progress, *message_item(0, "a"))) == ("complete", None)
+    assert outcome_of(ROUTE, sse(progress) + stream()) == ("protocol_error", "order")
+
+
+def test_deltas_still_pending_when_their_message_closes_are_announced_whole_under_every_chunking() -> None:
+    deltas = [ev("response.output_text.delta", output_index=0, delta=d) for d in ("a", "b", "c")]
+    closed = done(type="message", content=[{"type": "output_text", "text": "abc"}])
+    data = stream(added(type="message"), *deltas, closed)
+    result, updates = check(ROUTE, data)
+    assert (result.outcome.value, result.text) == ("complete", "abc")
+    assert updates == [{"kind": "text_delta", "channel": "text", "index": 0, "text": "abc"}]
