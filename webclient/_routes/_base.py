@@ -98,8 +98,8 @@ from types import MappingProxyType
 from typing import Any, ClassVar, TypeVar
 
 from .._events import SSEEvent
-from .._json import loads
-from .._limits import BLOCK_CHARS, ENTRY_CHARS, MEASURE_ABOVE_CHARS, Limits
+from .._json import loads, too_deep
+from .._limits import BLOCK_CHARS, ENTRY_CHARS, MAX_JSON_DEPTH, MEASURE_ABOVE_CHARS, Limits
 from .._outcome import Failure, Outcome
 from .._resume import ResumeContract, Sequencer
 from .._telemetry import sanitize_code, stop_reason_token
@@ -108,6 +108,8 @@ from .._updates import JSON, ChoiceResult, ProviderError, TextDelta, ToolCall, T
 from .._values import UNPAIRED_SURROGATE, clean_text, combine_surrogates
 
 _loads = loads
+#: The scanner ``json.loads`` runs (``scan_once(text, 0) -> (value, end)``), for the envelope step.
+_scan = json.JSONDecoder().scan_once
 
 #: A typed route's handler: takes the decoded ``data`` object (its return value is unused).
 Handler = Callable[[dict[str, Any]], object]
@@ -437,11 +439,22 @@ class RouteAccumulator:
         if name == "error":
             self._error_event(data)
             return
+        # The envelope's JSON: the scanner json.loads ends in, called directly (the same C parser
+        # and result, two Python frames fewer per event). Anything it does not take whole (leading
+        # or trailing whitespace, malformed JSON) goes to _loads, which decides; nesting deeper
+        # than MAX_JSON_DEPTH is refused first, as _loads does.
         try:
-            obj = _loads(data)
-        except ValueError:
-            self._protocol("envelope")
-            return
+            if len(data) > MAX_JSON_DEPTH and too_deep(data):
+                raise ValueError
+            obj, end = _scan(data, 0)
+            if end != len(data):
+                raise ValueError
+        except (ValueError, StopIteration):
+            try:
+                obj = _loads(data)
+            except ValueError:
+                self._protocol("envelope")
+                return
         if obj.__class__ is not dict:
             self._protocol("envelope")
             return
