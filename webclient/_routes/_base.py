@@ -109,7 +109,7 @@ from .._values import UNPAIRED_SURROGATE, clean_text, combine_surrogates
 
 _loads = loads
 #: The scanner ``json.loads`` runs (``scan_once(text, 0) -> (value, end)``), for the envelope step.
-_scan = json.JSONDecoder().scan_once
+_scan: Callable[[str, int], tuple[Any, int]] = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
 
 #: A typed route's handler: takes the decoded ``data`` object (its return value is unused).
 Handler = Callable[[dict[str, Any]], object]
