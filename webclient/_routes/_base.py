@@ -849,14 +849,31 @@ class RouteAccumulator:
 
     def _text(self, buf: TextBuffer, fragment: str) -> bool:
         """Append a text fragment (ceilings ``text``, ``retained``). Returns False on failure."""
-        if not self._held(buf, len(fragment), self._max_text, "text"):
+        return self._append(buf, fragment, self._max_text, "text")
+
+    def _append(self, buf: TextBuffer | ToolCallBuffer, fragment: str, ceiling: int, stage: str) -> bool:
+        """The per-delta step of :meth:`_text` and :meth:`_tool_input` (whose ceiling and stage it
+        takes; routes' hottest handlers call it directly): the growth step of :meth:`_held`, in the
+        same order, then the fragment joins ``buf`` and the merged delta run. Returns False on
+        failure (nothing is charged or appended then)."""
+        chars = len(fragment)
+        size = buf.size + chars
+        if size > ceiling:
+            self._fail(Outcome.BUFFER_LIMIT, stage)
             return False
+        retained = self._retained + chars
+        if retained > self._max_retained:
+            self._fail(Outcome.BUFFER_LIMIT, "retained")
+            return False
+        self._retained = retained
+        buf.size = size
+        parts = buf.parts
         if buf is not self._run:
             if self._run is not None:
                 self.flush()
             self._run = buf
-            self._run_start = len(buf.parts)
-        buf.parts.append(fragment)
+            self._run_start = len(parts)
+        parts.append(fragment)
         return True
 
     def _optional_text(self, buf: TextBuffer, value: object) -> bool:
@@ -888,15 +905,7 @@ class RouteAccumulator:
     def _tool_input(self, call: ToolCallBuffer, fragment: str) -> bool:
         """Append a raw input fragment (ceilings ``tool_input``, ``retained``). Returns False on
         failure."""
-        if not self._held(call, len(fragment), self._max_tool_input, "tool_input"):
-            return False
-        if call is not self._run:
-            if self._run is not None:
-                self.flush()
-            self._run = call
-            self._run_start = len(call.parts)
-        call.parts.append(fragment)
-        return True
+        return self._append(call, fragment, self._max_tool_input, "tool_input")
 
     def _held_input(self, buf: Fragments, chars: int) -> bool:
         """``chars`` more of a tool input held in ``buf`` (a server tool's input, a call's

@@ -316,7 +316,7 @@ class AnthropicMessagesAccumulator(RouteAccumulator):
             elif fragment.__class__ is not str:
                 self._protocol("envelope")
             elif fragment:
-                self._text(buf, fragment)
+                self._append(buf, fragment, self._max_text, "text")
             return
         targets = DELTA_TARGETS.get(kind)  # type: ignore[arg-type]
         if targets is None:
@@ -333,7 +333,7 @@ class AnthropicMessagesAccumulator(RouteAccumulator):
                 self._protocol("envelope")
             elif block.call is not None:
                 if fragment:
-                    self._tool_input(block.call, fragment)
+                    self._append(block.call, fragment, self._max_tool_input, "tool_input")
             elif block.server is not None:
                 self._server_input(block.server, fragment)
         elif kind == "thinking_delta":

@@ -408,14 +408,22 @@ class OpenAIResponsesAccumulator(RouteAccumulator):
         if buf is None:
             self._protocol("delta_type")
             return
-        fragment = self._fragment(obj)
-        if fragment:
-            self._text(buf, fragment)
+        fragment = obj.get("delta")  # _fragment, inline (every text delta passes here)
+        if fragment.__class__ is not str:
+            self._protocol("envelope")
+        elif fragment:
+            self._append(buf, fragment, self._max_text, "text")
 
     def _output_text_delta(self, obj: dict[str, Any]) -> None:
-        item = self._item(obj)
-        if item is not None:
-            self._delta(obj, item.text)
+        # The hottest event of the route: an open item found by its output_index is taken
+        # directly; anything else goes through _item (item_id fallback, unknown, closed).
+        index = obj.get("output_index")
+        item = self._items.get(index) if index.__class__ is int else None
+        if item is None or item.closed:
+            item = self._item(obj)
+            if item is None:
+                return
+        self._delta(obj, item.text)
 
     def _refusal_delta(self, obj: dict[str, Any]) -> None:
         item = self._item(obj)
@@ -451,7 +459,7 @@ class OpenAIResponsesAccumulator(RouteAccumulator):
             return
         fragment = self._fragment(obj)
         if fragment:
-            self._tool_input(call, fragment)
+            self._append(call, fragment, self._max_tool_input, "tool_input")
 
     def _input_done(self, obj: dict[str, Any]) -> None:
         call = self._call_of(obj)
