@@ -37,9 +37,12 @@ Wire facts (``route-contracts.md`` §3; vocabulary from anthropic-sdk-python 2.1
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import json
+import re
+from collections.abc import Callable, Iterable
 from typing import Any
 
+from .._events import SSEEvent
 from .._outcome import Outcome
 from .._toolcalls import Fragments, ToolCallBuffer, parse_tool_input
 from .._updates import JSON, ChoiceResult
@@ -117,6 +120,18 @@ CONTRACT = RouteContract(
     cross_check_event_name=True,
     done_sentinel="ignored",  # a stray sentinel (vercel harness artefact)
 )
+
+
+#: The exact text of the route's two hottest events up to their fragment's opening quote, as the API
+#: writes them (compact JSON, this key order): ``{"type":"content_block_delta","index":N,"delta":{"type":
+#: "text_delta","text":"...` and the same with ``"input_json_delta","partial_json"``. Groups: the index
+#: (JSON integer syntax, at most nine digits), the delta type.
+_DELTA_HEAD = re.compile(r'\{"type":"content_block_delta","index":(0|[1-9][0-9]{0,8}),"delta":\{"type":'
+                         r'"(text_delta|input_json_delta)","(?:text|partial_json)":"')
+#: What may follow the fragment's closing quote for the event to be taken on the fast path.
+_DELTA_TAIL = "}}"
+#: The JSON string scanner ``json.loads`` uses (strict: control characters refused).
+_scanstring: Callable[[str, int], tuple[str, int]] = json.decoder.scanstring  # type: ignore[attr-defined]
 
 
 class _Block:
@@ -197,6 +212,44 @@ class AnthropicMessagesAccumulator(RouteAccumulator):
             "ping": self.keepalive,
             "error": self._error,
         }
+
+    # -- the typed fast path -------------------------------------------------------------
+
+    def handle(self, event: SSEEvent) -> None:
+        """The envelope step (:meth:`RouteAccumulator.handle`), with a fast path for the text and
+        tool-input deltas that make up nearly every stream: when ``data`` is exactly
+        :data:`_DELTA_HEAD` + one JSON string + :data:`_DELTA_TAIL` (so ``json.loads`` would give
+        ``{"type", "index", "delta": {"type", "text" | "partial_json"}}`` and nothing else), the
+        event is named ``content_block_delta`` (or not named), and every check the general path
+        would make on it passes (an open block of the delta's role, a client call for
+        ``input_json_delta``), the fragment is appended without building the object. In
+        every other case nothing has been changed and the general path decides, so both paths end
+        in the same state and updates (``tests/test_anthropic_fast_path.py`` compares them)."""
+        data = event.data
+        match = _DELTA_HEAD.match(data)
+        if match is not None:
+            # An open block implies the started, non-terminal state the general path checks first:
+            # blocks open only after message_start, and a terminal event with a block open fails.
+            name = event.type
+            block = self._blocks.get(int(match[1]))
+            if block is not None and not block.closed and (name == "content_block_delta" or name == "message"):
+                buf: TextBuffer | ToolCallBuffer | None
+                if match[2] == "text_delta":
+                    buf = block.text if block.role == "text" else None
+                    ceiling, stage = self._max_text, "text"
+                else:
+                    buf = block.call
+                    ceiling, stage = self._max_tool_input, "tool_input"
+                if buf is not None:
+                    try:
+                        fragment, end = _scanstring(data, match.end())
+                    except ValueError:
+                        fragment, end = "", 0  # not a JSON string: the general path reports it
+                    if end + 2 == len(data) and data.endswith(_DELTA_TAIL):
+                        if fragment:  # (the event's size and number are only read by handlers that retain)
+                            self._append(buf, fragment, ceiling, stage)
+                        return
+        RouteAccumulator.handle(self, event)
 
     # -- message level -------------------------------------------------------------------
 
