@@ -62,6 +62,14 @@ def partial(index: object, fragment: str, tail: str = "}}") -> str:
     return f'{HEAD}{index},"delta":{{"type":"input_json_delta","partial_json":"{fragment}"{tail}'
 
 
+def thinking(index: object, fragment: str) -> str:
+    return f'{HEAD}{index},"delta":{{"type":"thinking_delta","thinking":"{fragment}"}}}}'
+
+
+def paired(delta_type: str, key: str) -> str:
+    return f'{HEAD}0,"delta":{{"type":"{delta_type}","{key}":"x"}}}}'
+
+
 #: (SSE event name or None, data text) probes placed between OPEN and CLOSE.
 PROBES: list[tuple[str | None, str]] = [
     ("content_block_delta", text(0, "Hello")),
@@ -92,6 +100,15 @@ PROBES: list[tuple[str | None, str]] = [
     ("content_block_delta", partial(0, "{")),
     ("content_block_delta", partial(2, "{")),
     ("content_block_delta", partial(4, ' ')),
+    ("content_block_delta", thinking(2, "hmm \\u00e9")),
+    ("content_block_delta", thinking(2, "")),
+    ("content_block_delta", thinking(0, "x")),
+    ("content_block_delta", thinking(1, "x")),
+    ("content_block_delta", paired("text_delta", "partial_json")),
+    ("content_block_delta", paired("text_delta", "thinking")),
+    ("content_block_delta", paired("input_json_delta", "text")),
+    ("content_block_delta", paired("thinking_delta", "text")),
+    ("content_block_delta", paired("text_delta", "texts")),
     ("content_block_start", text(0, "x")),
     ("ping", text(0, "x")),
     ("error", text(0, "x")),
@@ -123,7 +140,8 @@ def test_a_delta_event_ends_the_same_on_the_fast_and_the_general_path(
 
 def test_the_fast_path_takes_the_deltas_the_api_sends() -> None:
     """The pattern matches what ``json.dumps(..., separators=(",", ":"))`` writes, as the API does."""
-    for delta in ({"type": "text_delta", "text": "hé 🙂"}, {"type": "input_json_delta", "partial_json": '{"a'}):
+    for delta in ({"type": "text_delta", "text": "hé 🙂"}, {"type": "input_json_delta", "partial_json": '{"a'},
+                  {"type": "thinking_delta", "thinking": "so"}):
         data = json.dumps({"type": "content_block_delta", "index": 12, "delta": delta}, ensure_ascii=False,
                           separators=(",", ":"))
         assert anthropic_messages._DELTA_HEAD.match(data) is not None

@@ -122,12 +122,16 @@ CONTRACT = RouteContract(
 )
 
 
-#: The exact text of the route's two hottest events up to their fragment's opening quote, as the API
-#: writes them (compact JSON, this key order): ``{"type":"content_block_delta","index":N,"delta":{"type":
-#: "text_delta","text":"...` and the same with ``"input_json_delta","partial_json"``. Groups: the index
-#: (JSON integer syntax, at most nine digits), the delta type.
+#: The exact text of the route's hottest events up to their fragment's opening quote, as the API writes
+#: them (compact JSON, this key order): ``{"type":"content_block_delta","index":N,"delta":{"type":
+#: "text_delta","text":"...``, and the same with ``"thinking_delta","thinking"`` or ``"input_json_delta",
+#: "partial_json"``. Groups: the index (JSON integer syntax, at most nine digits), the delta type.
 _DELTA_HEAD = re.compile(r'\{"type":"content_block_delta","index":(0|[1-9][0-9]{0,8}),"delta":\{"type":'
-                         r'"(text_delta|input_json_delta)","(?:text|partial_json)":"')
+                         r'"(text_delta(?=","text":)|thinking_delta(?=","thinking":)|input_json_delta'
+                         r'(?=","partial_json":))","[a-z_]+":"')
+#: The block role each fast-path delta type feeds (``DELTA_TARGETS``; ``input_json_delta`` is taken
+#: for client calls only).
+_FAST_ROLES = {"text_delta": "text", "thinking_delta": "thinking", "input_json_delta": "call:function"}
 #: What may follow the fragment's closing quote for the event to be taken on the fast path.
 _DELTA_TAIL = "}}"
 #: The JSON string scanner ``json.loads`` uses (strict: control characters refused).
@@ -219,10 +223,10 @@ class AnthropicMessagesAccumulator(RouteAccumulator):
         """The envelope step (:meth:`RouteAccumulator.handle`), with a fast path for the text and
         tool-input deltas that make up nearly every stream: when ``data`` is exactly
         :data:`_DELTA_HEAD` + one JSON string + :data:`_DELTA_TAIL` (so ``json.loads`` would give
-        ``{"type", "index", "delta": {"type", "text" | "partial_json"}}`` and nothing else), the
+        ``{"type", "index", "delta": {"type", "text" | "thinking" | "partial_json"}}`` and nothing else), the
         event is named ``content_block_delta`` (or not named), and every check the general path
-        would make on it passes (an open block of the delta's role, a client call for
-        ``input_json_delta``), the fragment is appended without building the object. In
+        would make on it passes (an open block of the delta's role: text, thinking or a client
+        call), the fragment is appended without building the object. In
         every other case nothing has been changed and the general path decides, so both paths end
         in the same state and updates (``tests/test_anthropic_fast_path.py`` compares them)."""
         data = event.data
@@ -233,13 +237,16 @@ class AnthropicMessagesAccumulator(RouteAccumulator):
             name = event.type
             block = self._blocks.get(int(match[1]))
             if block is not None and not block.closed and (name == "content_block_delta" or name == "message"):
+                kind = match[2]
                 buf: TextBuffer | ToolCallBuffer | None
-                if match[2] == "text_delta":
-                    buf = block.text if block.role == "text" else None
-                    ceiling, stage = self._max_text, "text"
-                else:
+                if block.role != _FAST_ROLES[kind]:
+                    buf = None
+                elif kind == "input_json_delta":
                     buf = block.call
                     ceiling, stage = self._max_tool_input, "tool_input"
+                else:
+                    buf = block.text
+                    ceiling, stage = self._max_text, "text"
                 if buf is not None:
                     try:
                         fragment, end = _scanstring(data, match.end())
