@@ -132,8 +132,9 @@ _DELTA_HEAD = re.compile(r'\{"type":"content_block_delta","index":(0|[1-9][0-9]{
 #: The block role each fast-path delta type feeds (``DELTA_TARGETS``; ``input_json_delta`` is taken
 #: for client calls only).
 _FAST_ROLES = {"text_delta": "text", "thinking_delta": "thinking", "input_json_delta": "call:function"}
-#: What may follow the fragment's closing quote for the event to be taken on the fast path.
-_DELTA_TAIL = "}}"
+#: What may follow the fragment's closing quote for the event to be taken on the fast path: the two
+#: closing braces, with JSON whitespace between and after them (the API pads its deltas there).
+_DELTA_TAIL = re.compile(r"\}[ \t\n\r]*\}[ \t\n\r]*\Z")
 #: The JSON string scanner ``json.loads`` uses (strict: control characters refused).
 _scanstring: Callable[[str, int], tuple[str, int]] = json.decoder.scanstring  # type: ignore[attr-defined]
 
@@ -252,7 +253,7 @@ class AnthropicMessagesAccumulator(RouteAccumulator):
                         fragment, end = _scanstring(data, match.end())
                     except ValueError:
                         fragment, end = "", 0  # not a JSON string: the general path reports it
-                    if end + 2 == len(data) and data.endswith(_DELTA_TAIL):
+                    if end and _DELTA_TAIL.match(data, end) is not None:
                         if fragment:  # (the event's size and number are only read by handlers that retain)
                             self._append(buf, fragment, ceiling, stage)
                         return
