@@ -106,6 +106,8 @@ PROBES: list[tuple[str | None, str]] = [
     ("content_block_delta", partial(0, "{")),
     ("content_block_delta", partial(2, "{")),
     ("content_block_delta", partial(4, ' ')),
+    ("content_block_delta", partial(4, "")),
+    (None, partial(4, '{\\"q\\": 1')),
     ("content_block_delta", thinking(2, "hmm \\u00e9")),
     ("content_block_delta", thinking(2, "")),
     ("content_block_delta", thinking(0, "x")),

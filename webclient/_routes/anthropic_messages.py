@@ -129,9 +129,6 @@ CONTRACT = RouteContract(
 _DELTA_HEAD = re.compile(r'\{"type":"content_block_delta","index":(0|[1-9][0-9]{0,8}),"delta":\{"type":'
                          r'"(text_delta(?=","text":)|thinking_delta(?=","thinking":)|input_json_delta'
                          r'(?=","partial_json":))","[a-z_]+":"')
-#: The block role each fast-path delta type feeds (``DELTA_TARGETS``; ``input_json_delta`` is taken
-#: for client calls only).
-_FAST_ROLES = {"text_delta": "text", "thinking_delta": "thinking", "input_json_delta": "call:function"}
 #: What may follow the fragment's closing quote for the event to be taken on the fast path: the two
 #: closing braces, with JSON whitespace between and after them (the API pads its deltas there).
 _DELTA_TAIL = re.compile(r"\}[ \t\n\r]*\}[ \t\n\r]*\Z")
@@ -226,8 +223,8 @@ class AnthropicMessagesAccumulator(RouteAccumulator):
         :data:`_DELTA_HEAD` + one JSON string + :data:`_DELTA_TAIL` (so ``json.loads`` would give
         ``{"type", "index", "delta": {"type", "text" | "thinking" | "partial_json"}}`` and nothing else), the
         event is named ``content_block_delta`` (or not named), and every check the general path
-        would make on it passes (an open block of the delta's role: text, thinking or a client
-        call), the fragment is appended without building the object. In
+        would make on it passes (an open block of a role the delta type targets), the fragment is
+        appended without building the object. In
         every other case nothing has been changed and the general path decides, so both paths end
         in the same state and updates (``tests/test_anthropic_fast_path.py`` compares them)."""
         data = event.data
@@ -239,23 +236,23 @@ class AnthropicMessagesAccumulator(RouteAccumulator):
             block = self._blocks.get(int(match[1]))
             if block is not None and not block.closed and (name == "content_block_delta" or name == "message"):
                 kind = match[2]
-                buf: TextBuffer | ToolCallBuffer | None
-                if block.role != _FAST_ROLES[kind]:
-                    buf = None
-                elif kind == "input_json_delta":
-                    buf = block.call
-                    ceiling, stage = self._max_tool_input, "tool_input"
-                else:
-                    buf = block.text
-                    ceiling, stage = self._max_text, "text"
-                if buf is not None:
+                if block.role in DELTA_TARGETS[kind]:  # else delta_type, on the general path
                     try:
                         fragment, end = _scanstring(data, match.end())
                     except ValueError:
                         fragment, end = "", 0  # not a JSON string: the general path reports it
                     if end and _DELTA_TAIL.match(data, end) is not None:
-                        if fragment:  # (the event's size and number are only read by handlers that retain)
-                            self._append(buf, fragment, ceiling, stage)
+                        # _block_delta's steps for the three kinds (the event's size and number are
+                        # only read by handlers that retain objects)
+                        if kind != "input_json_delta":
+                            assert block.text is not None  # text and thinking blocks have one
+                            if fragment:
+                                self._append(block.text, fragment, self._max_text, "text")
+                        elif block.call is not None:
+                            if fragment:
+                                self._append(block.call, fragment, self._max_tool_input, "tool_input")
+                        elif block.server is not None:
+                            self._server_input(block.server, fragment)
                         return
         RouteAccumulator.handle(self, event)
 
