@@ -196,11 +196,14 @@ class AnthropicMessagesAccumulator(RouteAccumulator):
 
     contract = CONTRACT
 
-    __slots__ = ("_blocks", "_kept")
+    __slots__ = ("_blocks", "_fast_block", "_fast_key", "_kept")
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._blocks: dict[int, _Block] = {}
+        # The fast path's last block, by the index text of its delta events.
+        self._fast_key = ""
+        self._fast_block: _Block | None = None
         #: Delta events of unknown types kept verbatim (``keep_unknown``).
         self._kept: list[JSON] = []
         #: ``data.type`` -> handler. Types not listed are tolerated and ignored.
@@ -233,7 +236,13 @@ class AnthropicMessagesAccumulator(RouteAccumulator):
             # An open block implies the started, non-terminal state the general path checks first:
             # blocks open only after message_start, and a terminal event with a block open fails.
             name = event.type
-            block = self._blocks.get(int(match[1]))
+            key = match[1]
+            if key == self._fast_key:  # consecutive deltas go to one block (entries are never replaced)
+                block = self._fast_block
+            else:
+                block = self._blocks.get(int(key))
+                if block is not None:
+                    self._fast_key, self._fast_block = key, block
             if block is not None and not block.closed and (name == "content_block_delta" or name == "message"):
                 kind = match[2]
                 if block.role in DELTA_TARGETS[kind]:  # else delta_type, on the general path
@@ -241,7 +250,8 @@ class AnthropicMessagesAccumulator(RouteAccumulator):
                         fragment, end = _scanstring(data, match.end())
                     except ValueError:
                         fragment, end = "", 0  # not a JSON string: the general path reports it
-                    if end and _DELTA_TAIL.match(data, end) is not None:
+                    if end and ((end + 2 == len(data) and data.endswith("}}"))
+                                or _DELTA_TAIL.match(data, end) is not None):
                         # _block_delta's steps for the three kinds (the event's size and number are
                         # only read by handlers that retain objects)
                         if kind != "input_json_delta":
