@@ -444,7 +444,9 @@ class RouteAccumulator:
         # or trailing whitespace, malformed JSON) goes to _loads, which decides; nesting deeper
         # than MAX_JSON_DEPTH is refused first, as _loads does.
         try:
-            if len(data) > MAX_JSON_DEPTH and too_deep(data):
+            # (a text nests at most as deep as it has openers, so most are never measured)
+            if (len(data) > MAX_JSON_DEPTH and data.count("[") + data.count("{") > MAX_JSON_DEPTH
+                    and too_deep(data)):
                 raise ValueError
             obj, end = _scan(data, 0)
             if end != len(data):
