@@ -98,8 +98,8 @@ from types import MappingProxyType
 from typing import Any, ClassVar, TypeVar
 
 from .._events import SSEEvent
-from .._json import loads
-from .._limits import BLOCK_CHARS, ENTRY_CHARS, MEASURE_ABOVE_CHARS, Limits
+from .._json import loads, too_deep
+from .._limits import BLOCK_CHARS, ENTRY_CHARS, MAX_JSON_DEPTH, MEASURE_ABOVE_CHARS, Limits
 from .._outcome import Failure, Outcome
 from .._resume import ResumeContract, Sequencer
 from .._telemetry import sanitize_code, stop_reason_token
@@ -108,6 +108,8 @@ from .._updates import JSON, ChoiceResult, ProviderError, TextDelta, ToolCall, T
 from .._values import UNPAIRED_SURROGATE, clean_text, combine_surrogates
 
 _loads = loads
+#: The scanner ``json.loads`` runs (``scan_once(text, 0) -> (value, end)``), for the envelope step.
+_scan: Callable[[str, int], tuple[Any, int]] = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
 
 #: A typed route's handler: takes the decoded ``data`` object (its return value is unused).
 Handler = Callable[[dict[str, Any]], object]
@@ -437,11 +439,24 @@ class RouteAccumulator:
         if name == "error":
             self._error_event(data)
             return
+        # The envelope's JSON: the scanner json.loads ends in, called directly (the same C parser
+        # and result, two Python frames fewer per event). Anything it does not take whole (leading
+        # or trailing whitespace, malformed JSON) goes to _loads, which decides; nesting deeper
+        # than MAX_JSON_DEPTH is refused first, as _loads does.
         try:
-            obj = _loads(data)
-        except ValueError:
-            self._protocol("envelope")
-            return
+            # (a text nests at most as deep as it has openers, so most are never measured)
+            if (len(data) > MAX_JSON_DEPTH and data.count("[") + data.count("{") > MAX_JSON_DEPTH
+                    and too_deep(data)):
+                raise ValueError
+            obj, end = _scan(data, 0)
+            if end != len(data):
+                raise ValueError
+        except (ValueError, StopIteration):
+            try:
+                obj = _loads(data)
+            except ValueError:
+                self._protocol("envelope")
+                return
         if obj.__class__ is not dict:
             self._protocol("envelope")
             return
@@ -836,14 +851,31 @@ class RouteAccumulator:
 
     def _text(self, buf: TextBuffer, fragment: str) -> bool:
         """Append a text fragment (ceilings ``text``, ``retained``). Returns False on failure."""
-        if not self._held(buf, len(fragment), self._max_text, "text"):
+        return self._append(buf, fragment, self._max_text, "text")
+
+    def _append(self, buf: TextBuffer | ToolCallBuffer, fragment: str, ceiling: int, stage: str) -> bool:
+        """The per-delta step of :meth:`_text` and :meth:`_tool_input` (whose ceiling and stage it
+        takes; routes' hottest handlers call it directly): the growth step of :meth:`_held`, in the
+        same order, then the fragment joins ``buf`` and the merged delta run. Returns False on
+        failure (nothing is charged or appended then)."""
+        chars = len(fragment)
+        size = buf.size + chars
+        if size > ceiling:
+            self._fail(Outcome.BUFFER_LIMIT, stage)
             return False
+        retained = self._retained + chars
+        if retained > self._max_retained:
+            self._fail(Outcome.BUFFER_LIMIT, "retained")
+            return False
+        self._retained = retained
+        buf.size = size
+        parts = buf.parts
         if buf is not self._run:
             if self._run is not None:
                 self.flush()
             self._run = buf
-            self._run_start = len(buf.parts)
-        buf.parts.append(fragment)
+            self._run_start = len(parts)
+        parts.append(fragment)
         return True
 
     def _optional_text(self, buf: TextBuffer, value: object) -> bool:
@@ -875,15 +907,7 @@ class RouteAccumulator:
     def _tool_input(self, call: ToolCallBuffer, fragment: str) -> bool:
         """Append a raw input fragment (ceilings ``tool_input``, ``retained``). Returns False on
         failure."""
-        if not self._held(call, len(fragment), self._max_tool_input, "tool_input"):
-            return False
-        if call is not self._run:
-            if self._run is not None:
-                self.flush()
-            self._run = call
-            self._run_start = len(call.parts)
-        call.parts.append(fragment)
-        return True
+        return self._append(call, fragment, self._max_tool_input, "tool_input")
 
     def _held_input(self, buf: Fragments, chars: int) -> bool:
         """``chars`` more of a tool input held in ``buf`` (a server tool's input, a call's

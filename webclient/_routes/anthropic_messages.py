@@ -37,9 +37,12 @@ Wire facts (``route-contracts.md`` §3; vocabulary from anthropic-sdk-python 2.1
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import json
+import re
+from collections.abc import Callable, Iterable
 from typing import Any
 
+from .._events import SSEEvent
 from .._outcome import Outcome
 from .._toolcalls import Fragments, ToolCallBuffer, parse_tool_input
 from .._updates import JSON, ChoiceResult
@@ -119,6 +122,20 @@ CONTRACT = RouteContract(
 )
 
 
+#: The exact text of the route's hottest events up to their fragment's opening quote, as the API writes
+#: them (compact JSON, this key order): ``{"type":"content_block_delta","index":N,"delta":{"type":
+#: "text_delta","text":"...``, and the same with ``"thinking_delta","thinking"`` or ``"input_json_delta",
+#: "partial_json"``. Groups: the index (JSON integer syntax, at most nine digits), the delta type.
+_DELTA_HEAD = re.compile(r'\{"type":"content_block_delta","index":(0|[1-9][0-9]{0,8}),"delta":\{"type":'
+                         r'"(text_delta(?=","text":)|thinking_delta(?=","thinking":)|input_json_delta'
+                         r'(?=","partial_json":))","[a-z_]+":"')
+#: What may follow the fragment's closing quote for the event to be taken on the fast path: the two
+#: closing braces, with JSON whitespace between and after them (the API pads its deltas there).
+_DELTA_TAIL = re.compile(r"\}[ \t\n\r]*\}[ \t\n\r]*\Z")
+#: The JSON string scanner ``json.loads`` uses (strict: control characters refused).
+_scanstring: Callable[[str, int], tuple[str, int]] = json.decoder.scanstring  # type: ignore[attr-defined]
+
+
 class _Block:
     """One content block."""
 
@@ -180,11 +197,14 @@ class AnthropicMessagesAccumulator(RouteAccumulator):
 
     contract = CONTRACT
 
-    __slots__ = ("_blocks", "_kept")
+    __slots__ = ("_blocks", "_fast_block", "_fast_key", "_kept")
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._blocks: dict[int, _Block] = {}
+        # The fast path's last block, by the index text of its delta events.
+        self._fast_key = ""
+        self._fast_block: _Block | None = None
         #: Delta events of unknown types kept verbatim (``keep_unknown``).
         self._kept: list[JSON] = []
         #: ``data.type`` -> handler. Types not listed are tolerated and ignored.
@@ -198,6 +218,54 @@ class AnthropicMessagesAccumulator(RouteAccumulator):
             "ping": self.keepalive,
             "error": self._error,
         }
+
+    # -- the typed fast path -------------------------------------------------------------
+
+    def handle(self, event: SSEEvent) -> None:
+        """The envelope step (:meth:`RouteAccumulator.handle`), with a fast path for the text and
+        tool-input deltas that make up nearly every stream: when ``data`` is exactly
+        :data:`_DELTA_HEAD` + one JSON string + :data:`_DELTA_TAIL` (so ``json.loads`` would give
+        ``{"type", "index", "delta": {"type", "text" | "thinking" | "partial_json"}}`` and nothing else), the
+        event is named ``content_block_delta`` (or not named), and every check the general path
+        would make on it passes (an open block of a role the delta type targets), the fragment is
+        appended without building the object. In
+        every other case nothing has been changed and the general path decides, so both paths end
+        in the same state and updates (``tests/test_anthropic_fast_path.py`` compares them)."""
+        data = event.data
+        match = _DELTA_HEAD.match(data)
+        if match is not None:
+            # An open block implies the started, non-terminal state the general path checks first:
+            # blocks open only after message_start, and a terminal event with a block open fails.
+            name = event.type
+            key = match[1]
+            if key == self._fast_key:  # consecutive deltas go to one block (entries are never replaced)
+                block = self._fast_block
+            else:
+                block = self._blocks.get(int(key))
+                if block is not None:
+                    self._fast_key, self._fast_block = key, block
+            if block is not None and not block.closed and (name == "content_block_delta" or name == "message"):
+                kind = match[2]
+                if block.role in DELTA_TARGETS[kind]:  # else delta_type, on the general path
+                    try:
+                        fragment, end = _scanstring(data, match.end())
+                    except ValueError:
+                        fragment, end = "", 0  # not a JSON string: the general path reports it
+                    if end and ((end + 2 == len(data) and data.endswith("}}"))
+                                or _DELTA_TAIL.match(data, end) is not None):
+                        # _block_delta's steps for the three kinds (the event's size and number are
+                        # only read by handlers that retain objects)
+                        if kind != "input_json_delta":
+                            assert block.text is not None  # text and thinking blocks have one
+                            if fragment:
+                                self._append(block.text, fragment, self._max_text, "text")
+                        elif block.call is not None:
+                            if fragment:
+                                self._append(block.call, fragment, self._max_tool_input, "tool_input")
+                        elif block.server is not None:
+                            self._server_input(block.server, fragment)
+                        return
+        RouteAccumulator.handle(self, event)
 
     # -- message level -------------------------------------------------------------------
 
@@ -318,7 +386,7 @@ class AnthropicMessagesAccumulator(RouteAccumulator):
             elif fragment.__class__ is not str:
                 self._protocol("envelope")
             elif fragment:
-                self._text(buf, fragment)
+                self._append(buf, fragment, self._max_text, "text")
             return
         targets = DELTA_TARGETS.get(kind) if kind.__class__ is str else None
         if targets is None:
@@ -335,7 +403,7 @@ class AnthropicMessagesAccumulator(RouteAccumulator):
                 self._protocol("envelope")
             elif block.call is not None:
                 if fragment:
-                    self._tool_input(block.call, fragment)
+                    self._append(block.call, fragment, self._max_tool_input, "tool_input")
             elif block.server is not None:
                 self._server_input(block.server, fragment)
         elif kind == "thinking_delta":

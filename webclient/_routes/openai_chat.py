@@ -163,7 +163,7 @@ class OpenAIChatAccumulator(RouteAccumulator):
                     if content.__class__ is not str:
                         self._protocol("envelope")
                         return
-                    if not self._text(st.text, content):
+                    if not self._append(st.text, content, self._max_text, "text"):
                         return
                 if content is None or len(delta) > 1:
                     self._rare_fields(st, delta)

@@ -41,9 +41,12 @@ Wire facts (``route-contracts.md`` §2; vocabulary from openai-python 3.57.0
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import json
+import re
+from collections.abc import Callable, Iterable
 from typing import Any
 
+from .._events import SSEEvent
 from .._resume import ResumeContract
 from .._toolcalls import ToolCallBuffer
 from .._updates import JSON, ChoiceResult
@@ -154,6 +157,25 @@ CONTRACT = RouteContract(
 
 _PART_TYPES = {"response.content_part.added": "part", "response.reasoning_summary_part.added": "summary_part"}
 
+#: The exact text of the route's hottest events up to their fragment's opening quote, as api.openai.com
+#: writes them (compact JSON, this key order): ``{"type":"response.output_text.delta","sequence_number":N,
+#: "item_id":"...","output_index":N,"content_index":N,"delta":"...`` and the same for
+#: ``response.function_call_arguments.delta`` (no ``content_index``). Groups: the delta kind, the sequence
+#: number, the output index (JSON integer syntax). ``item_id`` is a string without escapes or control
+#: characters (the general path reads it only when ``output_index`` finds no item).
+_DELTA_HEAD = re.compile(
+    r'\{"type":"response\.(output_text|function_call_arguments)\.delta","sequence_number":(0|[1-9][0-9]{0,17}),'
+    r'"item_id":"[^"\\\x00-\x1f]*","output_index":(0|[1-9][0-9]{0,8}),(?:"content_index":(?:0|[1-9][0-9]{0,8}),)?'
+    r'"delta":"')
+#: The fast path's delta kind -> its event type.
+_DELTA_TYPES = {"output_text": "response.output_text.delta",
+                "function_call_arguments": "response.function_call_arguments.delta"}
+#: What may follow the fragment's closing quote: the fields the API adds (an empty ``logprobs`` list, an
+#: ``obfuscation`` string without escapes), the closing brace, JSON whitespace.
+_DELTA_TAIL = re.compile(r'(?:,"logprobs":\[\])?(?:,"obfuscation":"[^"\\\x00-\x1f]*")?\}[ \t\n\r]*\Z')
+#: The JSON string scanner ``json.loads`` uses (strict: control characters refused).
+_scanstring: Callable[[str, int], tuple[str, int]] = json.decoder.scanstring  # type: ignore[attr-defined]
+
 
 class _Item:
     """One output item."""
@@ -222,6 +244,47 @@ class OpenAIResponsesAccumulator(RouteAccumulator):
             "response.failed": self._failed,
             "error": self._error,  # nested {"error": {type, code}} (live) or flat {type: "error", code}
         }
+
+    # -- the typed fast path ------------------------------------------------------------------
+
+    def handle(self, event: SSEEvent) -> None:
+        """The envelope step (:meth:`RouteAccumulator.handle`), with a fast path for the text and
+        function-argument deltas that make up nearly every stream: when ``data`` is exactly
+        :data:`_DELTA_HEAD` + one JSON string + :data:`_DELTA_TAIL`, the event is named as its type (or
+        not named), and every check the general path would make passes (not after the terminal event;
+        the sequence number is the next one; an open item at ``output_index``, a message for text, an
+        open function call for arguments), the sequence number is taken and the fragment appended
+        without building the object. In every other case nothing has been changed and the general path
+        decides (``tests/test_typed_fast_paths.py`` compares the two)."""
+        data = event.data
+        match = _DELTA_HEAD.match(data)
+        if match is not None and not self.terminal_seen:
+            # An open item implies the start event: items open only after response.created.
+            kind = match[1]
+            name = event.type
+            item = self._items.get(int(match[3]))
+            if item is not None and not item.closed and (name == "message" or name == _DELTA_TYPES[kind]):
+                buf: TextBuffer | ToolCallBuffer | None
+                if kind == "output_text":
+                    buf = item.text
+                    ceiling, stage = self._max_text, "text"
+                else:
+                    buf = item.call
+                    if buf is not None and (buf.kind != "function" or not buf.open):
+                        buf = None
+                    ceiling, stage = self._max_tool_input, "tool_input"
+                if buf is not None:
+                    try:
+                        fragment, end = _scanstring(data, match.end())
+                    except ValueError:
+                        fragment, end = "", 0  # not a JSON string: the general path reports it
+                    sequencer = self.sequencer
+                    assert sequencer is not None  # contract.resume: every accumulation has one
+                    if end and _DELTA_TAIL.match(data, end) is not None and sequencer.take_next(int(match[2])):
+                        if fragment:
+                            self._append(buf, fragment, ceiling, stage)
+                        return
+        RouteAccumulator.handle(self, event)
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -442,14 +505,22 @@ class OpenAIResponsesAccumulator(RouteAccumulator):
         if buf is None:
             self._protocol("delta_type")
             return
-        fragment = self._fragment(obj)
-        if fragment:
-            self._text(buf, fragment)
+        fragment = obj.get("delta")  # _fragment, inline (every text delta passes here)
+        if fragment.__class__ is not str:
+            self._protocol("envelope")
+        elif fragment:
+            self._append(buf, fragment, self._max_text, "text")
 
     def _output_text_delta(self, obj: dict[str, Any]) -> None:
-        item = self._item(obj)
-        if item is not None:
-            self._delta(obj, item.text)
+        # The hottest event of the route: an open item found by its output_index is taken
+        # directly; anything else goes through _item (item_id fallback, unknown, closed).
+        index = obj.get("output_index")
+        item = self._items.get(index) if index.__class__ is int else None
+        if item is None or item.closed:
+            item = self._item(obj)
+            if item is None:
+                return
+        self._delta(obj, item.text)
 
     def _refusal_delta(self, obj: dict[str, Any]) -> None:
         item = self._item(obj)
@@ -485,7 +556,7 @@ class OpenAIResponsesAccumulator(RouteAccumulator):
             return
         fragment = self._fragment(obj)
         if fragment:
-            self._tool_input(call, fragment)
+            self._append(call, fragment, self._max_tool_input, "tool_input")
 
     def _input_done(self, obj: dict[str, Any]) -> None:
         call = self._call_of(obj)

@@ -1,0 +1,353 @@
+"""The typed routes' fast paths (Anthropic ``content_block_delta``, Responses ``output_text.delta`` and
+``function_call_arguments.delta`` taken without building the object) end in the same state as the
+general envelope step, event for event.
+
+Each stream is replayed twice: as shipped, and with the fast path's pattern replaced by one that never
+matches (so every event takes the general path). Results (outcome, stage, text, tool calls, telemetry,
+assistant message), merged updates and events seen must be equal, under every chunking.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from tests.helpers import assert_chunking_invariant
+from tests.route_fixtures import comparable, sse
+from webclient import Limits, Outcome, StreamSession
+from webclient._routes import anthropic_messages, openai_responses
+
+ROUTE = "anthropic-messages"
+NEVER = re.compile(r"(?!)")
+
+START = ("message_start", {"type": "message_start", "message": {"id": "m", "model": "c", "usage": {}}})
+
+
+def block_start(index: int, block: dict[str, object]) -> tuple[str, dict[str, object]]:
+    return ("content_block_start", {"type": "content_block_start", "index": index, "content_block": block})
+
+
+def block_stop(index: int) -> tuple[str, dict[str, object]]:
+    return ("content_block_stop", {"type": "content_block_stop", "index": index})
+
+
+#: Blocks 0 text, 1 tool_use, 2 thinking, 3 text (closed before the probe), 4 server_tool_use.
+OPEN = [
+    START,
+    block_start(3, {"type": "text", "text": ""}), block_stop(3),
+    block_start(0, {"type": "text", "text": ""}),
+    block_start(1, {"type": "tool_use", "id": "t", "name": "f", "input": {}}),
+    block_start(2, {"type": "thinking", "thinking": "", "signature": ""}),
+    block_start(4, {"type": "server_tool_use", "id": "s", "name": "web_search", "input": {}}),
+]
+CLOSE = [
+    ("content_block_delta", {"type": "content_block_delta", "index": 1,
+                             "delta": {"type": "input_json_delta", "partial_json": '{"a": 1}'}}),
+    ("content_block_delta", {"type": "content_block_delta", "index": 4,
+                             "delta": {"type": "input_json_delta", "partial_json": "{}"}}),
+    block_stop(0), block_stop(1), block_stop(2), block_stop(4),
+    ("message_delta", {"type": "message_delta", "delta": {"stop_reason": "tool_use"}, "usage": {"output_tokens": 3}}),
+    ("message_stop", {"type": "message_stop"}),
+]
+
+HEAD = '{"type":"content_block_delta","index":'
+
+
+def text(index: object, fragment: str, tail: str = "}}") -> str:
+    return f'{HEAD}{index},"delta":{{"type":"text_delta","text":"{fragment}"{tail}'
+
+
+def partial(index: object, fragment: str, tail: str = "}}") -> str:
+    return f'{HEAD}{index},"delta":{{"type":"input_json_delta","partial_json":"{fragment}"{tail}'
+
+
+def thinking(index: object, fragment: str) -> str:
+    return f'{HEAD}{index},"delta":{{"type":"thinking_delta","thinking":"{fragment}"}}}}'
+
+
+def paired(delta_type: str, key: str) -> str:
+    return f'{HEAD}0,"delta":{{"type":"{delta_type}","{key}":"x"}}}}'
+
+
+#: (SSE event name or None, data text) probes placed between OPEN and CLOSE.
+PROBES: list[tuple[str | None, str]] = [
+    ("content_block_delta", text(0, "Hello")),
+    (None, text(0, "unnamed")),
+    ("content_block_delta", text(0, "")),
+    ("content_block_delta", text(0, 'q\\"uote\\\\ \\u00e9 \\ud83d\\ude00 日本 🙂')),
+    ("content_block_delta", text(0, "\\ud83d") + "\n\nevent: content_block_delta\ndata: " + text(0, "\\ude00")),
+    ("content_block_delta", text(0, "lone \\ud800")),
+    ("content_block_delta", text(0, "ctrl \x01")),
+    ("content_block_delta", text(0, "bad escape \\x")),
+    ("content_block_delta", text(0, "x", "}} ")),
+    ("content_block_delta", text(0, "x", "}}x")),
+    ("content_block_delta", text(0, "x", "}")),
+    ("content_block_delta", text(0, "padded", "}            }")),
+    ("content_block_delta", text(0, "padded", "} \t\r}\t ")),
+    ("content_block_delta", partial(1, "padded", "}      }")),
+    ("content_block_delta", text(0, "nbsp", "}\u00a0}")),
+    ("content_block_delta", text(0, "x", "}  }  }")),
+    ("content_block_delta", text(0, "x", "}}\n")),
+    ("content_block_delta", text(0, "x", ',"extra":1}}')),
+    ("content_block_delta", text(0, "x", "},\"index\":1}")),
+    ("content_block_delta", text("00", "x")),
+    ("content_block_delta", text("01", "x")),
+    ("content_block_delta", text("-1", "x")),
+    ("content_block_delta", text("0.0", "x")),
+    ("content_block_delta", text(7, "x")),
+    ("content_block_delta", text(3, "x")),
+    ("content_block_delta", text(1, "x")),
+    ("content_block_delta", text(2, "x")),
+    ("content_block_delta", text(4, "x")),
+    ("content_block_delta", text(1234567890, "x")),
+    ("content_block_delta", partial(1, '{\\"b\\": ')),
+    ("content_block_delta", partial(1, "")),
+    ("content_block_delta", partial(0, "{")),
+    ("content_block_delta", partial(2, "{")),
+    ("content_block_delta", partial(4, ' ')),
+    ("content_block_delta", partial(4, "")),
+    (None, partial(4, '{\\"q\\": 1')),
+    ("content_block_delta", thinking(2, "hmm \\u00e9")),
+    ("content_block_delta", thinking(2, "")),
+    ("content_block_delta", thinking(0, "x")),
+    ("content_block_delta", thinking(1, "x")),
+    ("content_block_delta", paired("text_delta", "partial_json")),
+    ("content_block_delta", paired("text_delta", "thinking")),
+    ("content_block_delta", paired("input_json_delta", "text")),
+    ("content_block_delta", paired("thinking_delta", "text")),
+    ("content_block_delta", paired("text_delta", "texts")),
+    ("content_block_start", text(0, "x")),
+    ("ping", text(0, "x")),
+    ("error", text(0, "x")),
+    ("message", text(0, "x").replace('"text":', '"text" :')),
+]
+
+
+def _stream(probe: tuple[str | None, str], before: list[object] | None = None) -> bytes:
+    name, data = probe
+    frame = (f"event: {name}\n" if name else "") + f"data: {data}\n\n"
+    return sse(*(OPEN if before is None else before)) + frame.encode() + sse(*CLOSE)
+
+
+def _both(data: bytes, monkeypatch: pytest.MonkeyPatch, route: str = ROUTE, **kwargs: object) -> tuple[object, ...]:
+    fast = assert_chunking_invariant(lambda chunks: comparable(route, chunks, **kwargs), data, random_count=6,
+                                     every_split_max=0)
+    module = anthropic_messages if route == ROUTE else openai_responses
+    with monkeypatch.context() as m:
+        m.setattr(module, "_DELTA_HEAD", NEVER)
+        general = comparable(route, [data], **kwargs)
+    assert fast == general
+    return fast
+
+
+@pytest.mark.parametrize("probe", PROBES, ids=range(len(PROBES)))
+def test_a_delta_event_ends_the_same_on_the_fast_and_the_general_path(
+        probe: tuple[str | None, str], monkeypatch: pytest.MonkeyPatch) -> None:
+    _both(_stream(probe), monkeypatch)
+
+
+def test_the_fast_path_takes_the_deltas_the_api_sends() -> None:
+    """The pattern matches what ``json.dumps(..., separators=(",", ":"))`` writes, as the API does."""
+    for delta in ({"type": "text_delta", "text": "hé 🙂"}, {"type": "input_json_delta", "partial_json": '{"a'},
+                  {"type": "thinking_delta", "thinking": "so"}):
+        data = json.dumps({"type": "content_block_delta", "index": 12, "delta": delta}, ensure_ascii=False,
+                          separators=(",", ":"))
+        assert anthropic_messages._DELTA_HEAD.match(data) is not None
+
+
+def test_a_delta_before_message_start_and_after_message_stop_ends_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
+    data = sse(("content_block_delta", json.loads(text(0, "x")))) + sse(*OPEN, *CLOSE)
+    assert _both(data, monkeypatch)[0]["outcome"] == "protocol_error"  # type: ignore[index]
+    data = sse(*OPEN, *CLOSE) + ("event: content_block_delta\ndata: " + text(0, "x") + "\n\n").encode()
+    assert _both(data, monkeypatch)[0]["stage"] == "after_terminal"  # type: ignore[index]
+
+
+def _retained_after_open() -> int:
+    session = StreamSession(ROUTE)
+    session.open(200, "text/event-stream")
+    session.feed(sse(*OPEN))
+    return session.retained_chars
+
+
+@pytest.mark.parametrize("ceiling", ["text", "tool_input", "retained"])
+def test_ceilings_trip_at_the_same_event_on_both_paths(ceiling: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    limits = {"text": Limits(max_text_chars=12), "tool_input": Limits(max_tool_input_chars=9),
+              "retained": Limits(max_retained_chars=_retained_after_open() + 18)}[ceiling]
+    probes = [("content_block_delta", text(0, "abcd")), ("content_block_delta", partial(1, "abcd"))] * 6
+    frames = "".join(f"event: {name}\ndata: {data}\n\n" for name, data in probes).encode()
+    data = sse(*OPEN) + frames + sse(*CLOSE)
+    result = _both(data, monkeypatch, limits=limits)[0]
+    assert (result["outcome"], result["stage"]) == ("buffer_limit", ceiling)  # type: ignore[index]
+
+
+# -- Responses -------------------------------------------------------------------------------------
+
+RESPONSES = "openai-responses"
+R_HEAD = '{"type":"response.'
+
+
+def r_event(event_type: str, **fields: object) -> tuple[str, dict[str, object]]:
+    return (event_type, {"type": event_type, **fields})
+
+
+def r_text(seq: object, index: object, fragment: str, tail: str = ',"logprobs":[],"obfuscation":"aB3"}',
+           item_id: str = "msg_0", content: str = '"content_index":0,') -> str:
+    return (f'{R_HEAD}output_text.delta","sequence_number":{seq},"item_id":"{item_id}","output_index":{index},'
+            f'{content}"delta":"{fragment}"{tail}')
+
+
+def r_args(seq: object, index: object, fragment: str, tail: str = ',"obfuscation":"x9"}') -> str:
+    return (f'{R_HEAD}function_call_arguments.delta","sequence_number":{seq},"item_id":"fc_1",'
+            f'"output_index":{index},"delta":"{fragment}"{tail}')
+
+
+#: Items 0 message, 1 function_call, 2 reasoning, 3 custom_tool_call, 4 message (closed); events 0-7.
+R_OPEN = [
+    r_event("response.created", sequence_number=0, response={"id": "resp_1", "model": "m"}),
+    r_event("response.output_item.added", sequence_number=1, output_index=4,
+            item={"id": "msg_4", "type": "message", "role": "assistant", "content": []}),
+    r_event("response.output_item.done", sequence_number=2, output_index=4,
+            item={"id": "msg_4", "type": "message", "role": "assistant", "content": []}),
+    r_event("response.output_item.added", sequence_number=3, output_index=0,
+            item={"id": "msg_0", "type": "message", "role": "assistant", "content": []}),
+    r_event("response.output_item.added", sequence_number=4, output_index=1,
+            item={"id": "fc_1", "type": "function_call", "call_id": "c1", "name": "f", "arguments": ""}),
+    r_event("response.output_item.added", sequence_number=5, output_index=2,
+            item={"id": "rs_2", "type": "reasoning", "summary": []}),
+    r_event("response.output_item.added", sequence_number=6, output_index=3,
+            item={"id": "ct_3", "type": "custom_tool_call", "call_id": "c3", "name": "g", "input": ""}),
+]
+#: The probe is event 7; these follow it.
+R_CLOSE = [
+    r_event("response.function_call_arguments.delta", sequence_number=8, output_index=1, item_id="fc_1",
+            delta='{"a": 1}'),
+    r_event("response.output_item.done", sequence_number=9, output_index=0,  # no content: nothing to reconcile
+            item={"id": "msg_0", "type": "message", "role": "assistant"}),
+    r_event("response.output_item.done", sequence_number=10, output_index=1,
+            item={"id": "fc_1", "type": "function_call", "call_id": "c1", "name": "f", "arguments": '{"a": 1}'}),
+    r_event("response.output_item.done", sequence_number=11, output_index=2,
+            item={"id": "rs_2", "type": "reasoning", "summary": []}),
+    r_event("response.output_item.done", sequence_number=12, output_index=3,
+            item={"id": "ct_3", "type": "custom_tool_call", "call_id": "c3", "name": "g", "input": "x"}),
+    r_event("response.completed", sequence_number=13, response={"status": "completed"}),
+]
+
+R_PROBES: list[tuple[str | None, str]] = [
+    ("response.output_text.delta", r_text(7, 0, "Hello")),
+    (None, r_text(7, 0, "unnamed")),
+    ("response.output_text.delta", r_text(7, 0, "")),
+    ("response.output_text.delta", r_text(7, 0, 'q\\"uote \\u00e9 \\ud83d\\ude00 日本 🙂')),
+    ("response.output_text.delta", r_text(7, 0, "ctrl \x01")),
+    ("response.output_text.delta", r_text(7, 0, "x", "}")),
+    ("response.output_text.delta", r_text(7, 0, "x", "}  ")),
+    ("response.output_text.delta", r_text(7, 0, "x", ',"logprobs":[]}')),
+    ("response.output_text.delta", r_text(7, 0, "x", ',"logprobs":[{"token":"x"}]}')),
+    ("response.output_text.delta", r_text(7, 0, "x", ',"obfuscation":"a\\"b"}')),
+    ("response.output_text.delta", r_text(7, 0, "x", '}x')),
+    ("response.output_text.delta", r_text(7, 0, "x", ',"delta":"y"}')),
+    ("response.output_text.delta", r_text(7, 0, "x", content="")),
+    ("response.output_text.delta", r_text(7, 0, "x", item_id="nope")),
+    ("response.output_text.delta", r_text(7, 0, "x", item_id="a\\u0041")),
+    ("response.output_text.delta", r_text(7, 0, "x", item_id="tab\t")),
+    ("response.output_text.delta", r_text(8, 0, "gap")),
+    ("response.output_text.delta", r_text(6, 0, "repeat")),
+    ("response.output_text.delta", r_text("07", 0, "x")),
+    ("response.output_text.delta", r_text(-7, 0, "x")),
+    ("response.output_text.delta", r_text(7, 9, "unknown item")),
+    ("response.output_text.delta", r_text(7, 4, "closed item")),
+    ("response.output_text.delta", r_text(7, 1, "to a call")),
+    ("response.output_text.delta", r_text(7, 2, "to reasoning")),
+    ("response.output_text.delta", r_text(7, "01", "x")),
+    ("response.function_call_arguments.delta", r_args(7, 1, '{\\"b\\": ')),
+    ("response.function_call_arguments.delta", r_args(7, 1, "")),
+    (None, r_args(7, 1, "unnamed")),
+    ("response.function_call_arguments.delta", r_args(7, 0, "to a message")),
+    ("response.function_call_arguments.delta", r_args(7, 3, "to a custom call")),
+    ("response.function_call_arguments.delta", r_args(7, 2, "to reasoning")),
+    ("response.function_call_arguments.delta", r_args(7, 1, "x", "}")),
+    ("response.function_call_arguments.delta", r_args(8, 1, "gap")),
+    ("response.output_text.delta", r_args(7, 1, "name mismatch")),
+    ("response.function_call_arguments.delta", r_text(7, 0, "name mismatch")),
+    ("error", r_text(7, 0, "x")),
+]
+
+
+def _r_stream(probe: tuple[str | None, str], before: list[object] | None = None,
+              after: list[object] | None = None) -> bytes:
+    name, data = probe
+    frame = (f"event: {name}\n" if name else "") + f"data: {data}\n\n"
+    return sse(*(R_OPEN if before is None else before)) + frame.encode() + sse(*(R_CLOSE if after is None else after))
+
+
+@pytest.mark.parametrize("probe", R_PROBES, ids=range(len(R_PROBES)))
+def test_a_responses_delta_ends_the_same_on_the_fast_and_the_general_path(
+        probe: tuple[str | None, str], monkeypatch: pytest.MonkeyPatch) -> None:
+    _both(_r_stream(probe), monkeypatch, RESPONSES)
+
+
+def test_the_responses_fast_path_takes_the_deltas_the_api_sends() -> None:
+    for event in ({"type": "response.output_text.delta", "sequence_number": 5, "item_id": "msg_1", "output_index": 0,
+                   "content_index": 0, "delta": "hé 🙂", "logprobs": [], "obfuscation": "aB3dE"},
+                  {"type": "response.function_call_arguments.delta", "sequence_number": 9, "item_id": "fc_1",
+                   "output_index": 1, "delta": '{"a', "obfuscation": "x9Yz"}):
+        data = json.dumps(event, ensure_ascii=False, separators=(",", ":"))
+        match = openai_responses._DELTA_HEAD.match(data)
+        assert match is not None
+        assert openai_responses._DELTA_TAIL.search(data) is not None
+
+
+def test_a_responses_delta_after_the_terminal_event_ends_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``response.incomplete`` with a reason the caller accepts commits with items still open."""
+    incomplete = r_event("response.incomplete", sequence_number=7,
+                         response={"incomplete_details": {"reason": "max_output_tokens"}})
+    data = sse(*R_OPEN, incomplete) + ("data: " + r_text(8, 0, "late") + "\n\n").encode()
+    result = _both(data, monkeypatch, RESPONSES, accepted_stop_reasons=["max_output_tokens"])[0]
+    assert result["stage"] == "after_terminal"  # type: ignore[index]
+
+
+def test_a_resumed_responses_stream_drops_its_repeats_the_same_on_both_paths(monkeypatch: pytest.MonkeyPatch) -> None:
+    first = sse(*R_OPEN) + ("data: " + r_text(7, 0, "one") + "\n\n").encode()
+    second = (("data: " + r_text(6, 0, "x") + "\n\n") + ("data: " + r_text(7, 0, "one") + "\n\n")
+              + ("data: " + r_text(8, 0, " two") + "\n\n")).encode() + sse(*(
+                  (name, {**event, "sequence_number": int(event["sequence_number"]) + 1})  # type: ignore[call-overload]
+                  for name, event in R_CLOSE))
+
+    def run() -> tuple[object, ...]:
+        session = StreamSession(RESPONSES)
+        session.open(200, "text/event-stream")
+        session.feed(first)
+        session.abort(Outcome.TIMEOUT, "idle")
+        resumed = StreamSession.resume(session)
+        resumed.open(200, "text/event-stream")
+        resumed.feed(second)
+        result = resumed.finish()
+        return result.outcome.value, result.stage, result.text, result.tool_calls
+
+    fast = run()
+    with monkeypatch.context() as m:
+        m.setattr(openai_responses, "_DELTA_HEAD", NEVER)
+        assert run() == fast
+    assert fast[:3] == ("complete", None, "one two")
+
+
+@pytest.mark.parametrize("ceiling", ["text", "tool_input", "retained"])
+def test_responses_ceilings_trip_at_the_same_event_on_both_paths(ceiling: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    session = StreamSession(RESPONSES)
+    session.open(200, "text/event-stream")
+    session.feed(sse(*R_OPEN))
+    limits = {"text": Limits(max_text_chars=12), "tool_input": Limits(max_tool_input_chars=9),
+              "retained": Limits(max_retained_chars=session.retained_chars + 18)}[ceiling]
+    frames = "".join("data: " + (r_text(7 + 2 * k, 0, "abcd") + "\n\ndata: " + r_args(8 + 2 * k, 1, "abcd"))
+                     + "\n\n" for k in range(6))
+    data = sse(*R_OPEN) + frames.encode() + sse(*R_CLOSE)
+    result = _both(data, monkeypatch, RESPONSES, limits=limits)[0]
+    assert (result["outcome"], result["stage"]) == ("buffer_limit", ceiling)  # type: ignore[index]
+
+
+def test_arguments_after_their_done_event_end_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
+    done = r_event("response.function_call_arguments.done", sequence_number=7, output_index=1, item_id="fc_1",
+                   arguments="")
+    data = _r_stream(("response.function_call_arguments.delta", r_args(8, 1, "late")), [*R_OPEN, done], [])
+    assert _both(data, monkeypatch, RESPONSES)[0]["stage"] == "closed_block"  # type: ignore[index]
