@@ -1,7 +1,7 @@
 // Bridge benchmark, the measuring half: webclient inside Pyodide against the fastest JS way to parse the same SSE
 // bytes, in the same JS runtime, in one run. build_scripts/bench_bridge.py builds the inputs and prints the table.
 //
-//   node build_scripts/bench_bridge.mjs --site DIR --runs N --chunk BYTES [--shape NAME]...
+//   node build_scripts/bench_bridge.mjs --site DIR --runs N --chunk BYTES [--clock cpu|wall]
 //
 // DIR is what bench_bridge.py writes: the widget kit folder at DIR/webclient/ (Pyodide, the kit's own lock and our
 // wheel, the kit's pump.mjs), the streams at DIR/shapes/NAME.sse with DIR/shapes/index.json, eventsource-parser at
@@ -23,7 +23,11 @@
 //   js_floor       eventsource-parser + TextDecoder + JSON.parse of every event's data: the least a JS client does
 //   wc_session     start_stream (the kit worker's call) with a fetch stand-in over the chunks: gate, decode, SSE,
 //                  route accumulation, schema/completion checks, updates as plain JS objects (onUpdates)
-// Times are per run; bench_bridge.py takes medians and the median of the per-run ratios.
+// Every contender is timed next to its peer (esp_td; js_floor for wc_session), the two back to back in alternating
+// order, so a ratio compares two runs a few milliseconds apart: on a shared machine the load changes from second to
+// second, and a ratio of two runs a second apart measures that change as much as the code. Per run and contender:
+// times[key] (ms) and paired[key] (the peer's adjacent time); bench_bridge.py takes medians of the times and the
+// median (and the spread) of the per-run ratios times[key][i] / paired[key][i].
 
 const PY_SETUP = `
 import asyncio
@@ -76,6 +80,10 @@ def local(name, batches=False):
 bench_bridge = lambda stream: asyncio.ensure_future(_bridge(stream))
 bench_per_chunk = lambda stream, loop: asyncio.ensure_future(_per_chunk(stream, loop))
 `;
+
+/** The peers: every other contender is timed next to one of them (wc_session next to js_floor). */
+const PEERS = new Set(["esp_td", "js_floor"]);
+const peerOf = (key) => (key === "wc_session" ? "js_floor" : "esp_td");
 
 /** The fast path's loop before read-ahead: one call into Python per chunk. */
 async function perChunkLoop(reader, feed) {
@@ -131,11 +139,12 @@ async function espTextDecoderStream(createParser, chunks) {
  *                  (bench_bridge.py's shapes/index.json plus the bytes)
  */
 export async function runBench(py, { createParser, shapes, batchBytes, chunk = 1024, runs = 7, runtime = "?",
-                                     log = () => {} }) {
+                                     clock = "wall", now = () => performance.now(), log = () => {} }) {
   await py.runPythonAsync(PY_SETUP);
   const names = ["bench_bridge", "bench_per_chunk", "local", "prepare_local", "start_stream", "fast_path"];
   const [benchBridge, benchPerChunk, local, prepareLocal, startStream, fastPath] = names.map((n) => py.globals.get(n));
-  const out = { runtime, chunk, runs, batch_bytes: batchBytes, fast_path: fastPath(), pyodide: py.version, shapes: {} };
+  const out = { runtime, chunk, runs, clock, batch_bytes: batchBytes, fast_path: fastPath(), pyodide: py.version,
+                shapes: {} };
   for (const shape of shapes) {
     const chunks = cut(shape.bytes, chunk);
     // The bridge's batches, once the stream keeps up: a chunk and the queued ones up to BATCH_BYTES beyond it.
@@ -164,19 +173,31 @@ export async function runBench(py, { createParser, shapes, batchBytes, chunk = 1
       };
     }
     const keys = Object.keys(contenders);
-    const record = { events: shape.events, bytes: shape.bytes.length, chunks: chunks.length, times: {} };
+    const record = { events: shape.events, bytes: shape.bytes.length, chunks: chunks.length, times: {}, paired: {} };
     for (const key of keys) {
       const got = await contenders[key]();  // warm-up, and every contender must see every event
       const want = key === "wc_session" ? shape.session_events : shape.events;
       if (got !== want) throw new Error(`${shape.name}: ${key} counted ${got} events, expected ${want}`);
       record.times[key] = [];
+      record.paired[key] = [];
     }
+    const timed = async (key) => {
+      const t0 = now();
+      await contenders[key]();
+      return now() - t0;
+    };
+    const measured = keys.filter((key) => !PEERS.has(key));
     for (let run = 0; run < runs; run++) {
-      const order = keys.slice(run % keys.length).concat(keys.slice(0, run % keys.length));
-      for (const key of order) {
-        const t0 = performance.now();
-        await contenders[key]();
-        record.times[key].push(performance.now() - t0);
+      const order = measured.slice(run % measured.length).concat(measured.slice(0, run % measured.length));
+      for (const [i, key] of order.entries()) {
+        const peer = peerOf(key);
+        const first = (run + i) % 2 ? key : peer;
+        const a = await timed(first);
+        const b = await timed(first === key ? peer : key);
+        const [ours, theirs] = first === key ? [a, b] : [b, a];
+        record.times[key].push(ours);
+        record.paired[key].push(theirs);
+        record.times[peer].push(theirs);
       }
     }
     out.shapes[shape.name] = record;
@@ -213,8 +234,13 @@ async function main() {
                                     "pyodide-lock.json"), pump, loadPyodide });
   const index = JSON.parse(fs.readFileSync(path.join(site, "shapes", "index.json"), "utf8"));
   const shapes = index.map((s) => ({ ...s, bytes: new Uint8Array(fs.readFileSync(path.join(site, "shapes", s.file))) }));
+  // CPU time of this process by default (Pyodide runs on this thread): on a shared machine wall time also counts
+  // the time other processes hold the CPU, which lands on whichever contender is running.
+  const clock = opt("clock", "cpu");
+  const cpu = () => { const { user, system } = process.cpuUsage(); return (user + system) / 1000; };
   const result = await runBench(py, { createParser, shapes, batchBytes: BATCH_BYTES, chunk: Number(opt("chunk", 1024)),
-                                      runs: Number(opt("runs", 7)), runtime: `Node ${process.version}`,
+                                      runs: Number(opt("runs", 7)), runtime: `Node ${process.version}`, clock,
+                                      now: clock === "cpu" ? cpu : () => performance.now(),
                                       log: (m) => process.stderr.write(m + "\n") });
   process.stdout.write(JSON.stringify(result) + "\n");
 }
