@@ -6,7 +6,8 @@
 #   2. pinned hatchling (our build backend) + editables + the project editable with extras test,bench,httpx,demo
 #      (the test extra pins the Python playwright package; it drives the system Chromium via executable_path);
 #   3. build_scripts/pyodide_tools.py fetch: npm runtime (pyodide 314.0.7) + pinned wheels into build/;
-#   4. Debian chromium, only if /usr/bin/chromium is missing and we are root.
+#   4. Debian chromium, only if /usr/bin/chromium is missing and we are root;
+#   5. Debian fonts-noto-core, fonts-noto-cjk and fonts-noto-color-emoji (screenshots), only if missing and root.
 # Never runs `playwright install` (no browser downloads). Network is needed only on the first run.
 set -euo pipefail
 
@@ -49,5 +50,24 @@ elif [[ "$(id -u)" -eq 0 ]] && command -v apt-get >/dev/null; then
     say "chromium installed: $(/usr/bin/chromium --version 2>/dev/null | tail -n 1)"
 else
     say "WARNING: /usr/bin/chromium missing and not root: browser tests will fail (install Debian 'chromium')"
+fi
+
+# Fonts for the demo's scripts and emoji (Noto core: Devanagari, Hebrew, Arabic...; CJK; colour emoji): without them
+# Chromium draws tofu boxes, so the e2e screenshots (build/artifacts/) would show glyphs nobody sees in a real
+# browser, and text metrics would differ from a real one's.
+FONT_PACKAGES=(fonts-noto-core fonts-noto-cjk fonts-noto-color-emoji)
+missing_fonts=()
+for package in "${FONT_PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing_fonts+=("$package")
+done
+if [[ ${#missing_fonts[@]} -eq 0 ]]; then
+    say "fonts present (${FONT_PACKAGES[*]})"
+elif [[ "$(id -u)" -eq 0 ]] && command -v apt-get >/dev/null; then
+    say "installing Debian fonts: ${missing_fonts[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq "${missing_fonts[@]}" >/dev/null
+else
+    say "WARNING: fonts missing and not root: ${missing_fonts[*]} (screenshots show tofu boxes)"
 fi
 say "done"

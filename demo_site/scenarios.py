@@ -23,7 +23,8 @@ Vocabulary of the table (every field is plain data):
     * ``"eof"``: the body ends (connection closed) in the middle of the answer, before any
       terminal event;
     * ``"cut_tool"``: the output token limit hits inside the last tool call's JSON: its block is
-      never closed, the stop reason is the route's length stop, then the terminal event;
+      never closed, the stop reason is the route's length stop, then the terminal event (Gemini
+      streams that call with ``partialArgs`` and never sends its closing part);
     * ``"error"``: after part of the answer, the route's mid-stream provider error;
     * ``"stall"``: headers and part of the answer, then silence until the client gives up or the
       stall period ends (then the body ends without a terminal event);
@@ -85,12 +86,18 @@ class ToolCallSpec:
     ``fragments`` joined is the raw argument text. Routes that stream arguments (Chat, Responses,
     Anthropic) send the fragments as they are. Gemini sends a whole ``functionCall`` with an
     ``args`` *object*, so it sends ``whole_args`` when given, else the fragments parsed; a call whose
-    text is not JSON is expressed for Gemini by ``whole_args`` breaking the tool's schema instead.
+    text is not JSON is expressed for Gemini by ``whole_args`` breaking the tool's schema instead. A
+    call with ``partial_args`` is streamed by Gemini path by path instead (the only way a call can be
+    cut by the token limit there).
     """
 
     name: str
     fragments: tuple[str, ...]
     whole_args: dict[str, object] | None = None
+    #: How a route that streams arguments by JSON path (Gemini 3's ``streamFunctionCallArguments``:
+    #: ``functionCall.partialArgs``) sends this call: ``(jsonPath, string fragment)`` pairs. Empty: such a
+    #: route sends the call whole.
+    partial_args: tuple[tuple[str, str], ...] = ()
 
     @property
     def arguments(self) -> str:
@@ -183,7 +190,8 @@ SCENARIOS: tuple[Scenario, ...] = (
     Scenario(
         "max_tokens_in_tool", "max_tokens inside tool JSON", "truncated",
         "Checking the forecast.",
-        tools=(ToolCallSpec("get_weather", ('{"loca', 'tion": "San Fr')),),
+        tools=(ToolCallSpec("get_weather", ('{"loca', 'tion": "San Fr'),
+                            partial_args=(("$.location", "San"), ("$.location", " Fr"))),),
         stop="length", ending="cut_tool",
     ),
     Scenario(

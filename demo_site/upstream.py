@@ -499,10 +499,25 @@ class Gemini(RouteEncoder):
     def text_delta(self, delta: str) -> list[Frame]:
         return [Frame(self.dumps(self._response([{"text": delta}])))]
 
+    def _call_part(self, call: dict[str, object]) -> Frame:
+        return Frame(self.dumps(self._response([{"functionCall": call}])))
+
+    def tool_open(self, i: int, call: ToolCallSpec) -> list[Frame]:
+        # A call with partial_args streams as Gemini 3 does (streamFunctionCallArguments, the recorded form): the
+        # name with willContinue, then one partialArgs piece per part; the closing part is tool_close's.
+        if not call.partial_args:
+            return []
+        frames = [self._call_part({"name": call.name, "willContinue": True})]
+        for path, fragment in call.partial_args:
+            piece = {"jsonPath": path, "stringValue": fragment, "willContinue": True}
+            frames.append(self._call_part({"partialArgs": [piece], "willContinue": True}))
+        return frames
+
     def tool_close(self, i: int, call: ToolCallSpec) -> list[Frame]:
-        # Gemini sends each functionCall whole; a call cut by the token limit is never sent.
-        part = {"functionCall": {"name": call.name, "args": call.whole_arguments()}}
-        return [Frame(self.dumps(self._response([part])))]
+        # Otherwise Gemini sends each functionCall whole.
+        if call.partial_args:
+            return [self._call_part({})]
+        return [self._call_part({"name": call.name, "args": call.whole_arguments()})]
 
     def finish(self, stop: Stop, totals: Totals) -> list[Frame]:
         return [Frame(self.dumps(self._response([{"text": ""}], self._FINISH[stop], totals)))]

@@ -1,23 +1,29 @@
-// The demo page: it uses the widget kit (/webclient/webclient.mjs) exactly as any widget would. The kit runs
-// Pyodide + webclient in its Web Worker, which owns the model request and the StreamSession; this thread only
-// renders the plain update objects a stream yields; nothing here parses, decodes or decides. Everything the model produced is inserted as text (Text nodes and
-// textContent), never as HTML.
+// The demo page: a chat built on the widget kit (/webclient/webclient.mjs), used exactly as any widget would use
+// it. The kit runs Pyodide + webclient in its Web Worker, which owns the model request and the StreamSession; this
+// thread only renders the plain update objects a stream yields: nothing here parses, decodes or decides. Whatever
+// the model produced is inserted as text (Text nodes, textContent), never as HTML.
 //
-// What a person sees, per attempt:
-//   * provisional text (dashed box, labelled "Provisional"), appended delta by delta in O(delta);
-//   * on `complete`, the committed text (solid box, labelled "Committed") replaces it;
-//   * on any other outcome the provisional text stays, relabelled "Withdrawn" and struck through, and the
-//     committed box stays empty;
-//   * one card per tool call with its raw input as inert text, its state, and a Run button enabled only
-//     when the call is ready (valid, and the attempt committed);
-//   * the outcome badge, the sanitized telemetry record and a timeline chart.
+// What a person sees, per attempt (one question can have several attempts: Retry adds one):
+//   * the answer streaming into a dashed box labelled provisional, following the stream unless they scrolled up;
+//   * on `complete`, the same text becomes the committed answer in place (solid box, "Complete"): not re-rendered,
+//     so nothing moves;
+//   * on any other outcome the text stays, labelled "not committed" (or "stopped — not committed" after Stop),
+//     with one plain sentence saying what happened, Retry where the telemetry's retry advice allows it, and the
+//     technical detail one click away;
+//   * one card per tool call (tool_card.js), runnable only once ready;
+//   * one polite announcement per attempt for screen readers: the answer (or a summary) and the outcome.
+// The developer panel (collapsed) shows the counts, a timeline and the sanitized telemetry of the last attempt.
 //
-// For the end-to-end tests, window.__demo exposes the boot time, the time spent rendering each update and the
-// layout time of each frame that followed the streaming text.
+// Test hooks (data-testid) name the latest attempt only: an older attempt loses its hooks when a new one starts.
+// For the end-to-end tests, window.__demo exposes the boot time, the time spent rendering each text delta and
+// the layout time of each frame that followed the stream.
 
 import { createClient } from "/webclient/webclient.mjs";
-import { TextSink } from "./text_sink.js";
 import { TimelineChart } from "./chart.js";
+import { Follower } from "./follow.js";
+import { describeOutcome } from "./outcomes.js";
+import { alignSeams, setFrameScheduler, TextSink } from "./text_sink.js";
+import { ToolCard } from "./tool_card.js";
 
 const demo = {
   bootMs: null,           // the kit's worker start -> webclient importable, as the kit measured it
@@ -25,8 +31,8 @@ const demo = {
   attempts: 0,
   // One entry per rendered text delta of the current attempt: [characters shown before it, its length, ms].
   renderTimes: [],
-  // One entry per animation frame that followed the provisional text's tail: [characters shown, ms spent
-  // laying out the frame's appends and scrolling to the end].
+  // One entry per animation frame that followed the stream: [characters shown, characters added since the last
+  // such frame, ms spent aligning text seams, laying out the frame's appends and scrolling to the end].
   layoutTimes: [],
 };
 window.__demo = demo;
@@ -35,167 +41,192 @@ const $ = (id) => document.getElementById(id);
 const ui = {
   boot: $("boot"), bootStage: $("boot-stage"), bootProgress: $("boot-progress"), bootDetail: $("boot-detail"),
   bootElapsed: $("boot-elapsed"), form: $("ask"), route: $("route"), scenario: $("scenario"),
-  expected: $("expected"), idle: $("idle"), firstEvent: $("first-event"), total: $("total"), prompt: $("prompt"),
-  send: $("send"), cancel: $("cancel"), mode: $("mode"), transcript: $("transcript"),
-  outcome: $("outcome-badge"), stage: $("stage"), telemetry: $("telemetry"),
-};
-const chart = new TimelineChart($("chart"), $("legend"));
-
-// What each non-complete outcome means for the withdrawn answer's label.
-const OUTCOME_EXPLAINED = {
-  truncated: "the stream ended before the model finished",
-  protocol_error: "the response was not a valid stream for this route",
-  decode_error: "the bytes were not valid UTF-8",
-  payload_error: "an event's payload was malformed or failed validation",
-  buffer_limit: "the stream exceeded a size ceiling",
-  upstream_error: "the provider reported an error mid-stream",
-  timeout: "a deadline passed",
-  cancelled: "you cancelled it",
+  settings: $("settings"), settingsSummary: $("settings-summary"), expected: $("expected"), idle: $("idle"),
+  firstEvent: $("first-event"), total: $("total"), prompt: $("prompt"), send: $("send"), cancel: $("cancel"),
+  mode: $("mode"), conversation: $("conversation"), transcript: $("transcript"), jump: $("jump"),
+  announcer: $("announcer"), devToggle: $("dev-toggle"), devClose: $("dev-close"), devpanel: $("devpanel"),
+  devOutcome: $("dev-outcome"), devStage: $("dev-stage"), counts: $("counts"), milestones: $("milestones"),
+  chartBox: $("chart-box"), telemetry: $("telemetry"),
 };
 
 function clone(templateId) {
   return $(templateId).content.firstElementChild.cloneNode(true);
 }
 
-// --- tool cards ------------------------------------------------------------------------------------------
+let shownAtLastFrame = 0;
+const follower = new Follower(ui.conversation, ui.jump, {
+  beforeFrame: alignSeams,
+  onFrame: (ms) => {
+    if (stream === null || !current) return;
+    const shown = current.attempt.sink.length;
+    demo.layoutTimes.push([shown, shown - shownAtLastFrame, ms]);
+    shownAtLastFrame = shown;
+  },
+});
+setFrameScheduler(() => follower.requestFrame());
 
-/** A simulated tool run (the demo executes nothing real). */
-function simulateTool(name, args) {
-  if (name === "get_weather") {
-    return { location: args.location, temperature: args.unit === "fahrenheit" ? 64 : 18,
-             unit: args.unit || "celsius", conditions: "partly cloudy" };
+// --- the developer panel ------------------------------------------------------------------------------------
+
+class DevPanel {
+  constructor() {
+    this.chart = new TimelineChart($("chart"), $("legend"));
+    this.chart.visible = false;
+    ui.devToggle.addEventListener("click", () => this.toggle());
+    ui.devClose.addEventListener("click", () => this.toggle(false));
   }
-  if (name === "get_local_time") {
-    let time;
-    try {
-      time = new Date().toLocaleTimeString("en-GB", { timeZone: args.timezone });
-    } catch {
-      time = "unknown time zone";
+
+  toggle(open = ui.devpanel.hidden) {
+    ui.devpanel.hidden = !open;
+    ui.devToggle.setAttribute("aria-expanded", String(open));
+    this.chart.visible = open;
+    if (open) this._render();
+    (open ? ui.devClose : ui.devToggle).focus();
+  }
+
+  start() {
+    this.counts = { chunks: 0, bytes: 0, events: 0, textDeltas: 0, toolDeltas: 0 };
+    this.marks = [["0 ms", "request sent"]];
+    this.seen = new Set();
+    ui.devOutcome.textContent = "";
+    ui.devOutcome.dataset.outcome = "streaming";
+    ui.devStage.textContent = "";
+    ui.telemetry.textContent = "";
+    this.chart.reset();
+    ui.chartBox.hidden = false;
+    this._render();
+  }
+
+  chunk(t) {
+    Object.assign(this.counts, { chunks: t.chunks, bytes: t.bytes, events: t.events });
+    this._mark("chunk", t, "first chunk of the response body");
+    this.chart.add("chunks", t.t_ms, t.chunks);
+    this.chart.add("events", t.t_ms, t.events);
+    this._renderSoon();
+  }
+
+  update(u, shownChars) {
+    const t = u.timeline;
+    this.counts.events = t.events;
+    if (u.kind === "text_delta") {
+      this.counts.textDeltas += 1;
+      this._mark("text", t, "first text shown (provisional)");
+      this.chart.add("provisional", t.t_ms, shownChars);
+    } else if (u.kind === "tool_input_delta") {
+      this.counts.toolDeltas += 1;
+      this._mark("tool", t, "first tool request data");
     }
-    return { timezone: args.timezone, local_time: time };
+    this.chart.add("events", t.t_ms, t.events);
+    this._renderSoon();
   }
-  return { note: "no simulation for this tool" };
+
+  finish(result, timeline) {
+    const { outcome, stage } = result;
+    const telemetry = result.telemetry;
+    ui.devOutcome.textContent = outcome;
+    ui.devOutcome.dataset.outcome = outcome;
+    ui.devStage.textContent = stage ? `stage: ${stage}` : "";
+    ui.telemetry.textContent = JSON.stringify(telemetry, null, 2);
+    Object.assign(this.counts, { chunks: telemetry.chunk_count, bytes: telemetry.bytes_received,
+                                 events: telemetry.complete_sse_event_count });
+    const at = `${Math.round(telemetry.duration_ms ?? timeline?.t_ms ?? 0)} ms`;
+    if (telemetry.chunk_count === 0) {
+      // No body was read: say what happened instead of drawing an empty plot.
+      ui.chartBox.hidden = true;
+      const status = telemetry.http_status;
+      let what = "no response arrived";
+      if (status != null) {
+        what = `response HTTP ${status}` + (telemetry.content_type_valid === false ? ", not an event stream" : "");
+        what += stage === "status" || stage === "media_type"
+          ? ": refused by the response gate, no body was read" : ", no body was read";
+      }
+      this.marks.push([at, what]);
+    }
+    this.marks.push([at, `ended: ${outcome}${stage ? ` (stage ${stage})` : ""}`]);
+    this.chart.add("committed", timeline?.t_ms ?? 0, result.committed ? result.text.length : 0);
+    this._render();
+  }
+
+  _mark(key, t, what) {
+    if (this.seen.has(key)) return;
+    this.seen.add(key);
+    this.marks.push([`${Math.round(t.t_ms)} ms`, what]);
+  }
+
+  _renderSoon() {
+    if (ui.devpanel.hidden) return;  // collapsed: drawn when opened
+    if (!this.frame) this.frame = requestAnimationFrame(() => { this.frame = 0; this._render(); });
+  }
+
+  _render() {
+    const c = this.counts;
+    const rows = [["Transport chunks", c.chunks], ["Bytes", c.bytes], ["Complete SSE events", c.events],
+                  ["Text deltas", c.textDeltas], ["Tool input deltas", c.toolDeltas]];
+    ui.counts.replaceChildren(...rows.flatMap(([name, value]) => {
+      const dt = document.createElement("dt");
+      dt.textContent = name;
+      const dd = document.createElement("dd");
+      dd.textContent = Number(value).toLocaleString("en-US");
+      return [dt, dd];
+    }));
+    ui.milestones.replaceChildren(...this.marks.map(([at, what]) => {
+      const li = document.createElement("li");
+      const time = document.createElement("span");
+      time.className = "at";
+      time.textContent = at;
+      li.append(time, ` ${what}`);
+      return li;
+    }));
+  }
 }
 
-class ToolCard {
-  constructor(turn, call) {
+const devPanel = new DevPanel();
+
+// --- one attempt at an answer --------------------------------------------------------------------------------
+
+const CHANNEL_NAMES = { refusal: "Refusal", reasoning: "Reasoning" };
+
+class Attempt {
+  constructor(turn, number) {
     this.turn = turn;
-    this.call = call;
-    this.root = clone("tool-card-template");
-    this.name = this.root.querySelector(".tool-name");
-    this.id = this.root.querySelector(".tool-id");
-    this.stateBadge = this.root.querySelector(".tool-state");
-    this.input = document.createTextNode("");
-    this.root.querySelector(".tool-input").appendChild(this.input);
-    this.error = this.root.querySelector(".tool-error");
-    this.run = this.root.querySelector(".tool-run");
-    this.gate = this.root.querySelector(".tool-gate");
-    this.output = this.root.querySelector(".tool-output");
-    this.arguments = null;
-    this.run.addEventListener("click", () => this._run());
-    this._show("streaming", false);
-    turn.toolCards.appendChild(this.root);
-  }
-
-  identify(id, name) {
-    if (name && !this.name.textContent) this.name.textContent = name;
-    if (id && !this.id.textContent) this.id.textContent = id;
-  }
-
-  appendInput(fragment) {
-    this.input.appendData(fragment);
-  }
-
-  /** A state change reported while streaming (never makes the call runnable on its own). */
-  update(u) {
-    this.identify(u.id, u.name);
-    if (u.arguments && !this.input.length) this.input.appendData(JSON.stringify(u.arguments));
-    this.arguments = u.arguments;
-    this._show(u.state, u.ready && u.state === "valid" && this.turn.committed);
-  }
-
-  /** The attempt ended: `call` is this call as the final result has it (or undefined). */
-  finish(call, committed, outcome) {
-    if (call) {
-      this.identify(call.id, call.name);
-      this.arguments = call.arguments;
-    }
-    const state = call ? call.state : this.root.dataset.state;
-    const ready = Boolean(committed && call && call.ready && call.state === "valid");
-    this._show(state, ready, committed ? null : outcome);
-  }
-
-  _show(state, ready, failedOutcome = null) {
-    this.root.dataset.state = state;
-    this.stateBadge.textContent = state;
-    this.stateBadge.dataset.state = state;
-    this.run.disabled = !ready;
-    this.root.classList.toggle("ready", ready);
-    const invalid = state === "invalid";
-    this.error.hidden = !invalid;
-    this.error.textContent = invalid
-      ? "Invalid tool input: it is not a JSON object that satisfies this tool's schema. This call cannot be run."
-      : "";
-    if (ready) this.gate.textContent = "Ready: input closed, parsed, validated; response complete.";
-    else if (failedOutcome) this.gate.textContent = `Not runnable: the attempt ended ${failedOutcome}.`;
-    else if (invalid) this.gate.textContent = "Disabled: invalid input.";
-    else if (state === "valid") this.gate.textContent = "Input valid; waiting for the response to complete.";
-    else this.gate.textContent = "Disabled until the call is ready.";
-  }
-
-  _run() {
-    if (this.run.disabled || !this.arguments) return;
-    const name = this.name.textContent;
-    this.output.hidden = false;
-    this.output.textContent = `${name}(${JSON.stringify(this.arguments)})\n→ ` +
-      `${JSON.stringify(simulateTool(name, this.arguments))}   (simulated locally)`;
-  }
-}
-
-// --- one turn of the conversation ----------------------------------------------------------------------
-
-class Turn {
-  constructor(id, prompt, route, scenario) {
-    this.id = id;
-    this.committed = false;
-    this.root = clone("turn-template");
-    this.root.querySelector(".prompt-text").textContent = prompt;
-    this.root.querySelector(".turn-meta").textContent = `${route} · ${scenario}`;
-    this.badge = this.root.querySelector(".turn-outcome");
-    this.provisionalBox = this.root.querySelector(".provisional-box");
-    this.provisionalLabel = this.root.querySelector(".provisional-label");
-    this.provisional = this.root.querySelector(".provisional-text");
+    this.root = clone("attempt-template");
+    const part = (selector) => this.root.querySelector(selector);
+    this.box = part(".answer-box");
+    this.label = part(".box-label");
+    this.provisional = part(".provisional-text");
+    this.committed = part(".committed-text");
+    this.sideChannels = part(".side-channels");
+    this.toolCards = part(".tool-cards");
+    this.outcome = part(".outcome");
+    this.sentence = part(".outcome-sentence");
+    this.retryButton = part(".retry");
+    this.copyButton = part(".copy");
+    this.copyStatus = part(".copy-status");
+    this.technical = part(".technical-list");
+    this.outcomeToken = part(".outcome-token");
+    this.stageToken = part(".stage-token");
+    if (number > 1) part(".attempt-title").textContent = `Model answer, attempt ${number}`;
     this.sink = new TextSink(this.provisional);
-    this.sideChannels = this.root.querySelector(".side-channels");
     this.channelSinks = new Map();
-    this.committedBox = this.root.querySelector(".committed-box");
-    this.committedText = this.root.querySelector(".committed-text");
-    this.toolCards = this.root.querySelector(".tool-cards");
     this.cards = new Map();
-    // Follow the streaming text's tail unless the reader scrolled up (back to the end: follow again).
-    this.stickToBottom = true;
-    this.autoScrollTop = 0;
-    this.scrollFrame = 0;
-    this.provisional.addEventListener("scroll", () => {
-      const el = this.provisional;
-      this.stickToBottom = el.scrollTop >= this.autoScrollTop - 4 ||
-        el.scrollHeight - el.scrollTop - el.clientHeight < 24;
-    }, { passive: true });
-    this.provisionalLabel.textContent =
-      "⋯ Provisional: still streaming; not verified, may be withdrawn.";
-    ui.transcript.appendChild(this.root);
-    this.root.scrollIntoView({ block: "nearest" });
+    this.finalText = "";
+    this.copyButton.addEventListener("click", () => this._copy());
+    turn.attempts.appendChild(this.root);
   }
 
-  /** A previous turn stays on screen but gives up the test hooks, which name the current answer only. */
+  /** An older attempt stays on screen but gives up the test hooks, which name the latest attempt only. */
   retire() {
     for (const el of this.root.querySelectorAll("[data-testid]")) el.removeAttribute("data-testid");
+    this.retryButton.hidden = true;   // only the latest question can be retried
+  }
+
+  supersede() {
+    this.root.dataset.superseded = "true";
+    this.sentence.append(" Retried below.");
   }
 
   textDelta(u) {
     if (u.channel === "text") {
       this.sink.append(u.text);
-      this._followTail();
       return;
     }
     let sink = this.channelSinks.get(u.channel);
@@ -204,7 +235,7 @@ class Turn {
       box.className = `side-channel channel-${u.channel}`;
       const label = document.createElement("p");
       label.className = "box-label";
-      label.textContent = `${u.channel} (provisional)`;
+      label.textContent = `${CHANNEL_NAMES[u.channel] ?? u.channel} · provisional`;
       const text = document.createElement("div");
       text.className = "answer-text";
       box.append(label, text);
@@ -218,76 +249,147 @@ class Turn {
   card(u) {
     let card = this.cards.get(u.call);
     if (!card) {
-      card = new ToolCard(this, u.call);
+      card = new ToolCard($("tool-card-template"), this.toolCards);
       this.cards.set(u.call, card);
     }
-    card.identify(u.id, u.name);
+    card.identify(u.name);
     return card;
   }
 
+  /** The attempt committed: its text becomes the committed answer where it stands. */
   commit(result) {
-    this.committed = true;
-    this.badge.textContent = result.outcome;
-    this.badge.dataset.outcome = result.outcome;
-    this.committedBox.hidden = false;
-    new TextSink(this.committedText).append(result.text || (result.refusal ? `Refused: ${result.refusal}` : ""));
-    // The provisional text has become the committed answer: drop the provisional copy.
-    this.provisionalBox.hidden = true;
-    this.provisionalBox.dataset.state = "committed";
+    const text = result.text || (result.refusal ? `Refused: ${result.refusal}` : "");
+    if (text && this.sink.length === text.length && this.sink.text === text) {
+      // The streamed text is the committed answer: its element becomes the committed one where it stands (nothing
+      // is laid out again, nothing moves) and the hooks follow the roles.
+      [this.provisional, this.committed] = [this.committed, this.provisional];
+      for (const [element, role] of [[this.provisional, "provisional"], [this.committed, "committed"]]) {
+        element.dataset.testid = role;
+        element.classList.toggle("provisional-text", role === "provisional");
+        element.classList.toggle("committed-text", role === "committed");
+      }
+      this.committed.removeAttribute("data-state");
+    } else {
+      this.sink.clear();
+      this.sink = new TextSink(this.committed);
+      this.sink.append(text);
+    }
     this.provisional.dataset.state = "committed";
-    this.sink.clear();
     for (const sink of this.channelSinks.values()) sink.clear();
     this.sideChannels.replaceChildren();
-    result.tool_calls.forEach((call, i) => this.card({ call: i, id: call.id, name: call.name }));
-    for (const [i, card] of this.cards) card.finish(result.tool_calls[i], true, result.outcome);
+    if (result.reasoning) this._reasoning(result.reasoning);
+    result.tool_calls.forEach((call, i) => this.card({ call: i, name: call.name }));
+    for (const [i, card] of this.cards) card.finish(result.tool_calls[i], true);
+    this.finalText = text;
+    this._ended(result, "committed");
   }
 
-  fail(outcome, stage, result) {
-    this.badge.textContent = outcome;
-    this.badge.dataset.outcome = outcome;
-    this.provisionalBox.dataset.state = "withdrawn";
+  /** The attempt ended without committing: the text stays, marked as never verified. */
+  fail(result) {
     this.provisional.dataset.state = "withdrawn";
-    const status = result.telemetry.http_status;
-    const why = (OUTCOME_EXPLAINED[outcome] || "it did not complete") +
-      (status && status !== 200 ? ` (HTTP ${status})` : "");
-    this.provisionalLabel.textContent = this.sink.length || this.channelSinks.size
-      ? `⚠ Withdrawn, incomplete: ${why} (outcome ${outcome}, stage ${stage}). ` +
-        "This text was never committed; do not use it."
-      : `⚠ No answer: ${why} (outcome ${outcome}, stage ${stage}). Nothing was committed.`;
-    for (const [i, card] of this.cards) card.finish(result.tool_calls[i], false, outcome);
+    for (const [i, card] of this.cards) card.finish(result.tool_calls[i], false);
+    this.finalText = this.sink.text;
+    this._ended(result, result.outcome === "cancelled" ? "stopped" : "failed");
   }
 
-  showError(message) {
-    this.provisionalBox.dataset.state = "withdrawn";
+  /** The kit rejected the attempt (a bug in this page's options, or the worker died). */
+  error(message) {
     this.provisional.dataset.state = "withdrawn";
-    this.provisionalLabel.textContent = `⚠ The attempt could not run: ${message}`;
-    for (const card of this.cards.values()) card.finish(undefined, false, "with an error");
+    for (const card of this.cards.values()) card.finish(undefined, false);
+    this.root.dataset.state = this.box.dataset.state = "failed";
+    this.label.textContent = "⚠ No answer";
+    this.sentence.textContent = `The page could not start this attempt (${message}).`;
+    this.outcomeToken.textContent = "error";
+    this.outcome.hidden = false;
+    return this.sentence.textContent;
   }
 
-  _followTail() {
-    if (this.scrollFrame || !this.stickToBottom) return;
-    this.scrollFrame = requestAnimationFrame(() => {
-      this.scrollFrame = 0;
-      // Reading scrollHeight lays out what the appends changed: timed as this frame's layout cost.
-      const started = performance.now();
-      this.provisional.scrollTop = this.provisional.scrollHeight;
-      this.autoScrollTop = this.provisional.scrollTop;
-      demo.layoutTimes.push([this.sink.length, performance.now() - started]);
-    });
+  _ended(result, state) {
+    const shownText = this.sink.length > 0 || this.channelSinks.size > 0;
+    const said = describeOutcome(result, { deadlines: this.turn.request.options.deadlines, shownText });
+    this.root.dataset.state = this.box.dataset.state = state;
+    this.label.textContent = said.label;
+    this.sentence.textContent = said.sentence;
+    this.technical.replaceChildren(...said.technical.flatMap(([name, value]) => {
+      const dt = document.createElement("dt");
+      dt.textContent = name;
+      const dd = document.createElement("dd");
+      const code = name === "Outcome" ? this.outcomeToken : name === "Stage" ? this.stageToken
+        : document.createElement("code");
+      code.textContent = value;
+      dd.appendChild(code);
+      return [dt, dd];
+    }));
+    this.outcomeToken.dataset.outcome = result.outcome;
+    this.stageToken.textContent = result.stage ?? "";
+    this.retryButton.hidden = !said.retry;
+    this.copyButton.hidden = !this.finalText;
+    this.outcome.hidden = false;
+    this.said = said;
+  }
+
+  _reasoning(text) {
+    const details = document.createElement("details");
+    details.className = "reasoning";
+    const summary = document.createElement("summary");
+    summary.textContent = "The model's reasoning";
+    const body = document.createElement("div");
+    body.className = "answer-text";
+    details.append(summary, body);
+    this.sideChannels.appendChild(details);
+    new TextSink(body).append(text);
+  }
+
+  async _copy() {
+    try {
+      await navigator.clipboard.writeText(this.finalText);
+      this.copyStatus.textContent = "Copied.";
+      clearTimeout(this.copyTimer);
+      this.copyTimer = setTimeout(() => { this.copyStatus.textContent = ""; }, 4000);
+    } catch {
+      this.copyStatus.textContent = "Copying is not allowed here: select the text and copy it instead.";
+    }
   }
 }
 
-// --- the attempt controller ----------------------------------------------------------------------------
+// --- one question ------------------------------------------------------------------------------------------------
+
+class Turn {
+  constructor(request, scenarioTitle) {
+    this.request = request;
+    this.root = clone("turn-template");
+    this.root.querySelector(".prompt-text").textContent = request.prompt;
+    this.root.querySelector(".turn-meta").textContent = `${request.options.route} · ${scenarioTitle}`;
+    this.attempts = this.root.querySelector(".attempts");
+    this.attempt = null;
+    this.count = 0;
+    ui.transcript.appendChild(this.root);
+  }
+
+  /** A new attempt for this question; the previous one (if any) keeps its text but loses its hooks. */
+  next() {
+    if (this.attempt) {
+      this.attempt.retire();
+      this.attempt.supersede();
+    }
+    this.count += 1;
+    this.attempt = new Attempt(this, this.count);
+    return this.attempt;
+  }
+}
+
+// --- the attempt controller ----------------------------------------------------------------------------------
 
 let config = null;       // GET /demo/config.json
 let tools = null;        // GET /demo/tools.json: tool name -> JSON Schema, given with every stream
 let client = null;       // the kit's client, once booted
-let current = null;      // the Turn of the attempt in flight or last shown
+let current = null;      // {turn, attempt} of the attempt in flight or last shown
 let stream = null;       // the kit's stream of the attempt in flight
 let sequence = 0;
 
 function setControls() {
-  ui.send.disabled = client === null || config === null || stream !== null;
+  const idle = client !== null && config !== null && stream === null;
+  ui.send.disabled = !idle || ui.prompt.value.trim() === "";
   ui.cancel.disabled = stream === null;
 }
 
@@ -314,98 +416,139 @@ function requestBody(route, model, prompt) {
   }
 }
 
-async function send() {
-  if (client === null || config === null || stream !== null) return;
-  const id = `demo-${++sequence}`;
+/** Everything one question sends, from the settings and the prompt (Retry sends it again unchanged). */
+function newRequest(prompt) {
   const route = ui.route.value;
-  const scenario = ui.scenario.value;
-  const prompt = ui.prompt.value;
   const entry = config.routes.find((r) => r.route === route);
-  if (current) current.retire();
-  const turn = current = new Turn(id, prompt, route, scenario);
+  const path = entry.path.replace("{model}", encodeURIComponent(entry.default_model));
+  return {
+    prompt,
+    options: {
+      route,
+      url: path + (route === "gemini" ? "?alt=sse" : ""),
+      body: JSON.stringify(requestBody(route, entry.default_model, prompt)),
+      headers: { "content-type": "application/json", [config.scenario_header]: ui.scenario.value },
+      deadlines: {
+        connect_ms: 10_000,
+        first_event_ms: secondsToMs(ui.firstEvent, 10_000),
+        idle_ms: secondsToMs(ui.idle, 3_000),
+        total_ms: secondsToMs(ui.total, 120_000),
+      },
+      tools,
+      request_id: `demo-${++sequence}`,
+      model_alias: entry.default_model,
+      idempotent: true,   // plain generation: repeating it only costs tokens (the retry advice relies on it)
+    },
+  };
+}
+
+function send() {
+  if (client === null || config === null || stream !== null || ui.prompt.value.trim() === "") return;
+  const request = newRequest(ui.prompt.value);
+  if (current) current.attempt.retire();
+  const turn = new Turn(request, ui.scenario.selectedOptions[0]?.textContent ?? ui.scenario.value);
+  ui.prompt.value = "";
+  ui.prompt.focus();
+  follower.toLatest();
+  run(turn);
+}
+
+function retry(turn) {
+  if (client === null || stream !== null || current?.turn !== turn) return;
+  ui.prompt.focus();
+  run(turn);
+}
+
+async function run(turn) {
+  const attempt = turn.next();
+  current = { turn, attempt };
   demo.attempts += 1;
   demo.renderTimes = [];
   demo.layoutTimes = [];
-  ui.outcome.textContent = "";
-  ui.outcome.dataset.outcome = "streaming";
-  ui.stage.textContent = "";
-  ui.telemetry.textContent = "";
-  chart.reset();
-  const path = entry.path.replace("{model}", encodeURIComponent(entry.default_model));
+  shownAtLastFrame = 0;
+  ui.announcer.textContent = "";
+  attempt.retryButton.addEventListener("click", () => retry(turn));
+  devPanel.start();
+  let last = null;
   stream = client.stream({
-    route,
-    url: path + (route === "gemini" ? "?alt=sse" : ""),
-    body: JSON.stringify(requestBody(route, entry.default_model, prompt)),
-    headers: { "content-type": "application/json", [config.scenario_header]: scenario },
-    deadlines: {
-      connect_ms: 10_000,
-      first_event_ms: secondsToMs(ui.firstEvent, 10_000),
-      idle_ms: secondsToMs(ui.idle, 3_000),
-      total_ms: secondsToMs(ui.total, 120_000),
-    },
-    tools,
-    request_id: id,
-    model_alias: entry.default_model,
-    onChunk: (timeline) => {
-      chart.add("chunks", timeline.t_ms, timeline.chunks);
-      chart.add("events", timeline.t_ms, timeline.events);
-    },
+    ...turn.request.options,
+    attempt: turn.count,
+    onChunk: (timeline) => devPanel.chunk(timeline),
   });
   setControls();
+  follower.changed();
+  let said;
   try {
-    for await (const update of stream) render(turn, update);
-    await stream.result;
+    for await (const update of stream) {
+      render(attempt, update);
+      last = update;
+    }
+    const result = await stream.result;
+    devPanel.finish(result, last?.timeline);
+    said = announcement(attempt, result);
+    if (result.outcome !== "complete" && ui.prompt.value === "") ui.prompt.value = turn.request.prompt;
   } catch (err) {
-    turn.showError(err.message);
-    ui.outcome.textContent = "error";
-    ui.outcome.dataset.outcome = "error";
+    said = attempt.error(err.message);
+    if (ui.prompt.value === "") ui.prompt.value = turn.request.prompt;
   } finally {
     stream = null;
     setControls();
   }
+  ui.announcer.textContent = said;
+  follower.changed();
+  const focus = document.activeElement;
+  if (!focus || focus === document.body || focus.disabled) ui.prompt.focus();
 }
 
-function finish(result, outcome, stage) {
-  ui.outcome.textContent = outcome;
-  ui.outcome.dataset.outcome = outcome;
-  ui.stage.textContent = stage ? `stage: ${stage}` : "";
-  ui.telemetry.textContent = JSON.stringify(result.telemetry, null, 2);
+/** The one thing a screen reader hears per attempt: the answer (or a summary of it) and how it ended. */
+function announcement(attempt, result) {
+  const text = attempt.finalText;
+  const sentence = attempt.said?.sentence ?? "";
+  if (!text) return sentence;
+  const size = `${text.length.toLocaleString("en-US")} characters`;
+  if (result.outcome === "complete") {
+    return text.length <= 600 ? `Answer: ${text} ${sentence}`
+      : `Answer of ${size}, starting: ${text.slice(0, 200)}… ${sentence}`;
+  }
+  return `${sentence} The partial answer on screen has ${size}.`;
 }
 
-function render(turn, u) {
-  const t = u.timeline;
+function render(attempt, u) {
   switch (u.kind) {
     case "text_delta": {
-      const before = turn.sink.length;
+      const before = attempt.sink.length;
       const started = performance.now();
-      turn.textDelta(u);
-      demo.renderTimes.push([before, u.text.length, performance.now() - started]);
-      chart.add("provisional", t.t_ms, turn.sink.length);
+      attempt.textDelta(u);
+      if (u.channel === "text") demo.renderTimes.push([before, u.text.length, performance.now() - started]);
       break;
     }
     case "tool_input_delta":
-      turn.card(u).appendInput(u.fragment);
+      attempt.card(u).appendInput(u.fragment);
       break;
     case "tool_call":
-      turn.card(u).update(u);
+      attempt.card(u).update(u);
       break;
     case "committed":
-      turn.commit(u.result);
-      finish(u.result, u.result.outcome, null);
-      chart.add("committed", t.t_ms, u.result.text.length);
+      attempt.commit(u.result);
       break;
     case "failed":
-      turn.fail(u.outcome, u.stage, u.result);
-      finish(u.result, u.outcome, u.stage);
-      chart.add("committed", t.t_ms, 0);
+      attempt.fail(u.result);
       break;
     default:
       break;
   }
-  chart.add("events", t.t_ms, t.events);
+  devPanel.update(u, attempt.sink.length);
+  follower.changed();
 }
 
-// --- boot ------------------------------------------------------------------------------------------------
+function cancel() {
+  if (stream === null) return;
+  stream.cancel();
+  ui.cancel.disabled = true;
+  ui.prompt.focus();
+}
+
+// --- boot ------------------------------------------------------------------------------------------------------
 
 const bootStarted = performance.now();
 const elapsedTimer = setInterval(() => {
@@ -421,7 +564,7 @@ const STAGES = {
 
 function bootProgress({ stage, loaded, total }) {
   const [label, from, to] = STAGES[stage] || [stage, 0, 0];
-  ui.bootStage.textContent = `${label}…`;
+  if (ui.bootStage.textContent !== `${label}…`) ui.bootStage.textContent = `${label}…`;
   if (stage === "start") {
     ui.bootProgress.removeAttribute("value");  // indeterminate while WebAssembly compiles
     ui.bootDetail.textContent = "";
@@ -440,13 +583,14 @@ function bootDone() {
   demo.versions = versions;
   ui.boot.dataset.state = "ready";
   ui.bootProgress.value = 100;
-  ui.bootStage.textContent = `ready: Pyodide ${versions.pyodide}, Python ${versions.python}, ` +
-    `webclient ${versions.webclient}`;
-  ui.bootDetail.textContent = "";
-  ui.bootElapsed.textContent = `booted in ${(bootMs / 1000).toFixed(1)} s`;
+  ui.bootStage.textContent = "ready";
+  ui.bootStage.title = `Pyodide ${versions.pyodide}, Python ${versions.python}, webclient ${versions.webclient}`;
+  ui.bootDetail.textContent = `webclient ${versions.webclient} on Python ${versions.python}`;
+  ui.bootElapsed.textContent = `in ${(bootMs / 1000).toFixed(1)} s`;
   const marker = document.createElement("span");
   marker.className = "ready-marker";
   marker.dataset.testid = "ready";
+  marker.setAttribute("aria-hidden", "true");
   marker.textContent = "✔";
   ui.boot.appendChild(marker);
   setControls();
@@ -460,7 +604,7 @@ function bootFailed(message) {
     "(the site must be built with the widget kit: build_scripts/demo.sh does it)";
 }
 
-// --- pickers ---------------------------------------------------------------------------------------------
+// --- settings ----------------------------------------------------------------------------------------------------
 
 function option(value, text) {
   const element = document.createElement("option");
@@ -469,9 +613,13 @@ function option(value, text) {
   return element;
 }
 
-function showExpected() {
+function showSettings() {
   const scenario = config.scenarios.find((s) => s.slug === ui.scenario.value);
-  ui.expected.textContent = scenario ? `expected outcome: ${scenario.expected}` : "";
+  const model = config.routes.find((r) => r.route === ui.route.value)?.default_model;
+  ui.expected.textContent = `Model ${model}` +
+    (scenario && config.mode !== "proxy" ? ` · expected outcome: ${scenario.expected}.` : ".");
+  ui.settingsSummary.textContent = config.mode === "proxy" ? ui.route.value
+    : `${ui.route.value} · ${scenario?.title ?? ui.scenario.value}`;
 }
 
 async function getJSON(path) {
@@ -482,10 +630,11 @@ async function getJSON(path) {
 
 async function loadConfig() {
   [config, tools] = await Promise.all([getJSON("/demo/config.json"), getJSON("/demo/tools.json")]);
-  ui.route.replaceChildren(...config.routes.map((r) => option(r.route, `${r.route} (${r.default_model})`)));
+  ui.route.replaceChildren(...config.routes.map((r) => option(r.route, r.route)));
   ui.scenario.replaceChildren(...config.scenarios.map((s) => option(s.slug, s.title)));
-  ui.scenario.addEventListener("change", showExpected);
-  showExpected();
+  ui.route.addEventListener("change", showSettings);
+  ui.scenario.addEventListener("change", showSettings);
+  showSettings();
   if (config.mode === "proxy") {
     ui.scenario.disabled = true;
     ui.mode.textContent = "Proxy mode: requests go to the real upstream; scenarios do not apply.";
@@ -495,21 +644,29 @@ async function loadConfig() {
   setControls();
 }
 
+// Open on wide screens, a one-line summary on phones.
+ui.settings.open = window.matchMedia("(min-width: 720px)").matches;
+
+// --- keyboard ------------------------------------------------------------------------------------------------
+
 ui.form.addEventListener("submit", (event) => {
   event.preventDefault();
   send();
 });
 ui.prompt.addEventListener("keydown", (event) => {
-  if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) {
+  // Enter sends, Shift+Enter is a new line; never while an input method is composing a character.
+  if (event.key !== "Enter" || event.shiftKey || event.isComposing || event.keyCode === 229) return;
+  event.preventDefault();
+  send();
+});
+ui.prompt.addEventListener("input", setControls);
+document.addEventListener("keydown", (event) => {
+  if (event.key === "Escape" && stream !== null) {
     event.preventDefault();
-    send();
+    cancel();
   }
 });
-ui.cancel.addEventListener("click", () => {
-  if (stream === null) return;
-  stream.cancel();
-  ui.cancel.disabled = true;
-});
+ui.cancel.addEventListener("click", cancel);
 
 loadConfig().catch((err) => { ui.mode.textContent = `Could not load the demo configuration: ${err.message}`; });
 createClient({ onBoot: bootProgress }).then((booted) => {

@@ -4,7 +4,8 @@
 // the point the chart makes. Series differ by dash pattern and by their text legend, not colour alone.
 //
 // Points are kept in bounded arrays (every other point is dropped when one fills up), and the SVG is
-// redrawn at most once per animation frame, so a long stream costs the same per frame as a short one.
+// redrawn at most once per animation frame (never while hidden), so a long stream costs the same per frame as a
+// short one.
 
 const SVG_NS = "http://www.w3.org/2000/svg";
 const WIDTH = 480;
@@ -79,9 +80,15 @@ export class TimelineChart {
     this._schedule();
   }
 
+  /** While hidden the chart only records its points; shown, it draws them (at most once per frame). */
+  set visible(visible) {
+    this.hidden = !visible;
+    if (visible) this._schedule();
+  }
+
   _schedule() {
     this.dirty = true;
-    if (!this.frame) this.frame = requestAnimationFrame(() => { this.frame = 0; this._draw(); });
+    if (!this.frame && !this.hidden) this.frame = requestAnimationFrame(() => { this.frame = 0; this._draw(); });
   }
 
   _draw() {

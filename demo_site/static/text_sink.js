@@ -1,25 +1,195 @@
-// Appending streamed text to the DOM at a cost that does not grow with what is already shown.
+// Appending streamed text to the DOM at a cost that does not grow with what is already shown, and without a
+// single line break the model did not send.
 //
-// Text goes into a run of block-level segments (<span class="seg">), each holding one Text node that
-// grows with appendData. A segment is sealed once it holds about SEGMENT_CHARS characters, preferably
-// right after a newline (the break is then invisible) or else after a space; a new segment starts
-// after it. So an append touches only the last, bounded segment: the string copy inside appendData and
-// the browser's re-layout of that segment's lines stay the same size at the end of a 1 MB answer as at
-// its start, and sealed segments off screen are skipped by `content-visibility: auto` (style.css).
+// The DOM: the container (white-space: pre-wrap) holds a run of segments, <span class="seg"> with
+// `display: inline-block; width: 100%` (style.css). Each segment holds Text nodes of at most NODE_CHARS characters
+// that grow with appendData, so an append copies a bounded string; a segment holds about SEGMENT_CHARS characters,
+// then the next one starts. A segment is an independent formatting context, so the browser lays out only the
+// segments that changed and keeps the layout of the others (one 1 MB inline paragraph costs ~300 ms of layout
+// per frame in Chromium; these segments keep a frame's layout proportional to what arrived since the last one).
 //
-// Everything is inserted as text (Text nodes), never parsed as HTML.
+// Why the seams show no break: before each paint, every new seam is moved to the start of the last rendered line
+// of the segment before it (that line's text moves to the front of the next segment), i.e. exactly where the
+// browser wrapped the line anyway; a seam right after a newline the model sent needs no move. Line breaking is
+// greedy, so the lines before a seam do not depend on the text after it. When the container's width changes the
+// seams no longer fall on line ends, and all of them are realigned the same way (a few segments per frame).
+//
+// Why the text is exact: inline-blocks add nothing to innerText or to a copied selection (block boxes would each
+// add a newline), and the Text nodes hold exactly the characters appended, in order. Everything is inserted as
+// text, never parsed as HTML.
 
-const SEGMENT_CHARS = 2048;
-// A segment with no newline or space to break after is sealed anyway at this size.
-const HARD_SEGMENT_CHARS = 8192;
+/** appendData copies the node's whole string: a node takes appends up to this size, then a new node starts. */
+const NODE_CHARS = 1024;
+/** A segment takes appends up to this size, then the next one starts (its seam is aligned at the next frame). */
+const SEGMENT_CHARS = 4096;
+/** Seam alignment work per frame (ms); what is left waits for the next frame. */
+const ALIGN_BUDGET_MS = 8;
+
+const graphemes = typeof Intl !== "undefined" && Intl.Segmenter
+  ? new Intl.Segmenter(undefined, { granularity: "grapheme" }) : null;
+
+// --- one frame loop for every sink --------------------------------------------------------------------------------
+
+/** Sinks with seams to align, in the order they asked. */
+const pending = new Set();
+let frame = 0;
+/** Who asks for the frame that aligns seams: by default requestAnimationFrame; see setFrameScheduler. */
+let requestFrame = () => {
+  if (!frame) frame = requestAnimationFrame(alignSeams);
+};
+
+/** Let the page's own frame loop drive the alignment: `request()` must lead to one `alignSeams()` call early in the
+ *  next animation frame (before the page reads layout). One loop per frame keeps the frame's layout in one place. */
+export function setFrameScheduler(request) {
+  requestFrame = request;
+}
+
+function schedule(sink) {
+  pending.add(sink);
+  requestFrame();
+}
+
+/** Align the seams waiting for a frame now (in a requestAnimationFrame callback, before the page reads layout for
+ *  its own purposes: the caller then measures a settled layout). */
+export function alignSeams() {
+  if (frame) cancelAnimationFrame(frame);
+  frame = 0;
+  const deadline = performance.now() + ALIGN_BUDGET_MS;
+  for (const sink of pending) {
+    const state = sink._align(deadline);
+    if (state !== "more") pending.delete(sink);
+    if (performance.now() > deadline) break;
+  }
+  if (pending.size) requestFrame();
+}
+
+// A width change moves line ends: every sink whose container changed width realigns its seams.
+const resizes = typeof ResizeObserver === "undefined" ? null : new ResizeObserver((entries) => {
+  for (const entry of entries) entry.target.__textSink?._widthChanged(entry.contentRect.width);
+});
+
+// --- measuring lines ----------------------------------------------------------------------------------------------
+
+const range = typeof document === "undefined" ? null : document.createRange();
+
+/** The vertical middle of character `offset` of `node`, or null where it has no box (a newline, a joiner). */
+function middleOf(node, offset) {
+  range.setStart(node, offset);
+  range.setEnd(node, offset + 1);
+  const rect = range.getBoundingClientRect();
+  return rect.height > 0 ? rect.top + rect.height / 2 : null;
+}
+
+/** Text positions of a segment: its Text nodes and the global offset where each starts. */
+function positions(segment) {
+  const nodes = [];
+  const starts = [];
+  let length = 0;
+  for (let node = segment.firstChild; node; node = node.nextSibling) {
+    nodes.push(node);
+    starts.push(length);
+    length += node.length;
+  }
+  return { nodes, starts, length };
+}
+
+function locate(pos, offset) {
+  let lo = 0;
+  let hi = pos.nodes.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (pos.starts[mid] <= offset) lo = mid;
+    else hi = mid - 1;
+  }
+  return [pos.nodes[lo], offset - pos.starts[lo]];
+}
+
+/** Where the character at `offset` sits vertically; a character without a box belongs to the line of the nearest
+ *  character before it that has one (a newline ends the line it is on). Null when nothing before it has a box. */
+function lineMiddle(pos, offset) {
+  for (let o = offset; o >= 0 && o > offset - 64; o--) {
+    const [node, at] = locate(pos, o);
+    const middle = middleOf(node, at);
+    if (middle !== null) return middle;
+  }
+  return null;
+}
+
+/** The offset where the last rendered line of `segment` starts (the line holding its last character), or -1 when
+ *  it cannot be measured (not rendered). 0 means the segment is one line. */
+function lastLineStart(segment) {
+  const pos = positions(segment);
+  if (pos.length === 0) return -1;
+  let lastTop = null;
+  for (let o = pos.length - 1; o >= 0 && o > pos.length - 64; o--) {
+    const [node, at] = locate(pos, o);
+    range.setStart(node, at);
+    range.setEnd(node, at + 1);
+    const rect = range.getBoundingClientRect();
+    if (rect.height > 0) {
+      lastTop = rect.top;
+      break;
+    }
+  }
+  if (lastTop === null) return -1;
+  // The first character whose line is the last line: characters of earlier lines have their middles above the
+  // top of the last line's glyphs (line-height > 1 keeps lines apart).
+  let lo = 0;
+  let hi = pos.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    const middle = lineMiddle(pos, mid);
+    if (middle !== null && middle > lastTop) hi = mid;
+    else lo = mid + 1;
+  }
+  return graphemeStart(pos, lo);
+}
+
+/** `offset`, moved back to the start of the grapheme cluster it is in (a seam never splits a character). */
+function graphemeStart(pos, offset) {
+  if (offset === 0 || !graphemes) return offset;
+  const from = Math.max(0, offset - 32);
+  let window = "";
+  for (let i = 0; i < pos.nodes.length; i++) {
+    const start = pos.starts[i];
+    const end = start + pos.nodes[i].length;
+    if (end > from && start < offset + 32) window += pos.nodes[i].data.slice(Math.max(0, from - start), offset + 32 - start);
+  }
+  let best = 0;
+  for (const { index } of graphemes.segment(window)) {
+    if (from + index > offset) break;
+    best = from + index;
+  }
+  return best;
+}
+
+/** Split `segment`'s text at `offset`: the nodes before it stay in `segment`, the rest are returned (in order). */
+function splitAt(segment, offset) {
+  const pos = positions(segment);
+  const tail = [];
+  let [node, at] = locate(pos, offset);
+  if (at > 0) node = at < node.length ? node.splitText(at) : node.nextSibling;
+  for (; node; node = node.nextSibling) tail.push(node);
+  for (const moved of tail) moved.remove();
+  return tail;
+}
+
+// --- the sink ---------------------------------------------------------------------------------------------------
+
+function newSegment() {
+  const segment = document.createElement("span");
+  segment.className = "seg";
+  return segment;
+}
 
 export class TextSink {
-  /** @param {HTMLElement} container the element the segments are appended to */
+  /** @param {HTMLElement} container the element (white-space: pre-wrap, no padding) the segments go into */
   constructor(container) {
     this.container = container;
-    this.node = null;   // the Text node of the open segment
-    this.open = 0;      // characters in the open segment
-    this.length = 0;    // characters appended in total
+    container.__textSink = this;
+    resizes?.observe(container);
+    this.length = 0;        // characters appended in total
+    this._reset();
   }
 
   /** Append `text` (a string from the model: shown as text, never as markup). */
@@ -27,47 +197,88 @@ export class TextSink {
     if (!text) return;
     this.length += text.length;
     while (text) {
-      if (this.node === null) this._startSegment();
-      const cut = this._cut(text);
-      this.node.appendData(cut < 0 ? text : text.slice(0, cut));
-      this.open += cut < 0 ? text.length : cut;
-      if (cut < 0) return;
-      this.node = null;  // sealed
-      text = text.slice(cut);
+      if (this.node === null || this.node.length >= NODE_CHARS) this._newNode();
+      let piece = text.slice(0, NODE_CHARS - this.node.length);
+      // Keep a surrogate pair in one node (a node boundary is invisible, but keep the nodes well-formed).
+      const last = piece.charCodeAt(piece.length - 1);
+      if (piece.length < text.length && piece.length > 1 && last >= 0xd800 && last <= 0xdbff) piece = piece.slice(0, -1);
+      this.node.appendData(piece);
+      this.openChars += piece.length;
+      text = text.slice(piece.length);
     }
+  }
+
+  /** Everything appended, exactly (read from the DOM: O(length)). */
+  get text() {
+    return this.container.textContent;
   }
 
   /** Remove everything shown. */
   clear() {
     this.container.replaceChildren();
-    this.node = null;
-    this.open = 0;
     this.length = 0;
+    this._reset();
   }
 
-  _startSegment() {
-    const segment = document.createElement("span");
-    segment.className = "seg";
-    this.node = document.createTextNode("");
-    segment.appendChild(this.node);
-    this.container.appendChild(segment);
-    this.open = 0;
+  _reset() {
+    this.open = null;       // the segment that takes appends
+    this.node = null;       // its last Text node
+    this.openChars = 0;     // characters in it
+    this.alignFrom = null;  // the first segment whose seam (with the next one) may not be at a line start
+    this.width = null;      // the container width the seams were aligned at (null: not known)
+    pending.delete(this);
   }
 
-  /** Where to seal the open segment inside `text` (index just after the break), or -1 to keep it open:
-   *  the first newline, else the first space, once the segment has SEGMENT_CHARS characters, and at the
-   *  latest HARD_SEGMENT_CHARS (never between the two halves of a surrogate pair). */
-  _cut(text) {
-    const room = SEGMENT_CHARS - this.open;
-    if (text.length < room) return -1;
-    const from = Math.max(0, room - 1);
-    const hardRoom = HARD_SEGMENT_CHARS - this.open;
-    for (const breakChar of ["\n", " "]) {
-      const at = text.indexOf(breakChar, from);
-      if (at >= 0 && at < hardRoom) return at + 1;
+  _newNode() {
+    if (this.open !== null && this.openChars >= SEGMENT_CHARS) {
+      // Close the full segment now (its seam is aligned before the next paint), so no segment grows with the
+      // time between two frames.
+      this.alignFrom ??= this.open;
+      this.open = null;
+      schedule(this);
     }
-    if (text.length < hardRoom) return -1;
-    const code = text.charCodeAt(hardRoom - 1);
-    return code >= 0xd800 && code <= 0xdbff && hardRoom > 1 ? hardRoom - 1 : hardRoom;
+    if (this.open === null) {
+      this.open = newSegment();
+      this.openChars = 0;
+      this.container.appendChild(this.open);
+    }
+    this.node = document.createTextNode("");
+    this.open.appendChild(this.node);
+  }
+
+  _widthChanged(width) {
+    if (width === 0 || (this.width !== null && Math.abs(width - this.width) < 0.5)) return;
+    if (this.width !== null) this.alignFrom = this.container.firstElementChild;  // every seam moved
+    this.width = width;
+    if (this.alignFrom) schedule(this);
+  }
+
+  /** Align seams from `alignFrom` on until `deadline`: "done", "more" (time ran out) or "blocked" (the container
+   *  is not rendered; a later size change brings it back). Runs in a frame, before paint. */
+  _align(deadline) {
+    let segment = this.alignFrom;
+    while (segment?.nextElementSibling) {
+      const next = segment.nextElementSibling;
+      if (!segment.textContent.endsWith("\n")) {  // a seam after a newline is one at any width
+        const cut = lastLineStart(segment);
+        if (cut < 0) {
+          this.alignFrom = segment;
+          this.width = null;
+          return "blocked";
+        }
+        next.prepend(...splitAt(segment, cut));
+        if (next !== this.open) next.normalize();
+        else this.openChars = next.textContent.length;
+        if (cut === 0) segment.remove();
+      }
+      segment = next;
+      if (performance.now() > deadline && segment.nextElementSibling) {
+        this.alignFrom = segment;
+        return "more";
+      }
+    }
+    this.alignFrom = null;
+    this.width = this.container.getBoundingClientRect().width;
+    return "done";
   }
 }
