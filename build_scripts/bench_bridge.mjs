@@ -19,6 +19,8 @@
 //                  EventStreamParser.feed per chunk
 //   wc_local       EventStreamParser over the same chunks already in Python memory (no bridge at all)
 //   wc_local_batch the same in pieces the size of the bridge's batches (what is left is the bridge's own cost)
+//   wc_bridge_only the bridge alone: read_batches(fast=True) handing every batch to a Python callback that only
+//                  counts its chunks, timed next to js_read, a JS-only read loop over the same stream
 // and for streams of one route (not the concatenated recordings) the full session:
 //   js_floor       eventsource-parser + TextDecoder + JSON.parse of every event's data: the least a JS client does
 //   wc_session     start_stream (the kit worker's call) with a fetch stand-in over the chunks: gate, decode, SSE,
@@ -50,6 +52,15 @@ async def _bridge(stream):
     await read_batches(stream.getReader(), on_batch, fast=True)
     return count + _count(parser.close())
 
+async def _bridge_only(stream):
+    count = 0
+    def on_batch(data, sizes):
+        nonlocal count
+        count += len(sizes)
+        return False
+    await read_batches(stream.getReader(), on_batch, fast=True)
+    return count
+
 async def _per_chunk(stream, loop):
     parser = EventStreamParser()
     count = 0
@@ -78,12 +89,29 @@ def local(name, batches=False):
     return count + _count(parser.close())
 
 bench_bridge = lambda stream: asyncio.ensure_future(_bridge(stream))
+bench_bridge_only = lambda stream: asyncio.ensure_future(_bridge_only(stream))
 bench_per_chunk = lambda stream, loop: asyncio.ensure_future(_per_chunk(stream, loop))
 `;
 
-/** The peers: every other contender is timed next to one of them (wc_session next to js_floor). */
-const PEERS = new Set(["esp_td", "js_floor"]);
-const peerOf = (key) => (key === "wc_session" ? "js_floor" : "esp_td");
+/** The peers: every other contender is timed next to one of them (wc_session next to js_floor, wc_bridge_only next
+ *  to js_read). */
+const PEER_OF = { wc_session: "js_floor", wc_bridge_only: "js_read" };
+const PEERS = new Set(["esp_td", ...Object.values(PEER_OF)]);
+const peerOf = (key) => PEER_OF[key] ?? "esp_td";
+
+/** Before a timed run: let the tasks the last run left behind run (Pyodide's event loop callbacks, proxy
+ *  finalizers), so that they do not land on whichever contender runs next. (Not a forced gc(): V8 sweeps after it
+ *  on helper threads, which the CPU clock then charges to the next run.) */
+async function settle() {
+  await new Promise((resolve) => setTimeout(resolve, 0));
+}
+
+/** A JS-only read of the whole stream: the number of chunks. */
+async function readAll(reader) {
+  let count = 0;
+  while (!(await reader.read()).done) count += 1;
+  return count;
+}
 
 /** The fast path's loop before read-ahead: one call into Python per chunk. */
 async function perChunkLoop(reader, feed) {
@@ -141,8 +169,10 @@ async function espTextDecoderStream(createParser, chunks) {
 export async function runBench(py, { createParser, shapes, batchBytes, chunk = 1024, runs = 7, runtime = "?",
                                      clock = "wall", now = () => performance.now(), log = () => {} }) {
   await py.runPythonAsync(PY_SETUP);
-  const names = ["bench_bridge", "bench_per_chunk", "local", "prepare_local", "start_stream", "fast_path"];
-  const [benchBridge, benchPerChunk, local, prepareLocal, startStream, fastPath] = names.map((n) => py.globals.get(n));
+  const names = ["bench_bridge", "bench_bridge_only", "bench_per_chunk", "local", "prepare_local", "start_stream",
+                 "fast_path"];
+  const functions = names.map((n) => py.globals.get(n));
+  const [benchBridge, benchBridgeOnly, benchPerChunk, local, prepareLocal, startStream, fastPath] = functions;
   const out = { runtime, chunk, runs, clock, batch_bytes: batchBytes, fast_path: fastPath(), pyodide: py.version,
                 shapes: {} };
   for (const shape of shapes) {
@@ -157,6 +187,8 @@ export async function runBench(py, { createParser, shapes, batchBytes, chunk = 1
       wc_per_chunk: () => benchPerChunk(streamOf(chunks), perChunkLoop),
       wc_local: async () => local(shape.name),
       wc_local_batch: async () => local(shape.name, true),
+      js_read: () => readAll(streamOf(chunks).getReader()),
+      wc_bridge_only: () => benchBridgeOnly(streamOf(chunks)),
     };
     if (shape.route) {
       contenders.js_floor = () => espTextDecoder(createParser, streamOf(chunks).getReader(), true);
@@ -176,12 +208,14 @@ export async function runBench(py, { createParser, shapes, batchBytes, chunk = 1
     const record = { events: shape.events, bytes: shape.bytes.length, chunks: chunks.length, times: {}, paired: {} };
     for (const key of keys) {
       const got = await contenders[key]();  // warm-up, and every contender must see every event
-      const want = key === "wc_session" ? shape.session_events : shape.events;
+      const want = { wc_session: shape.session_events, js_read: chunks.length, wc_bridge_only: chunks.length }[key]
+        ?? shape.events;
       if (got !== want) throw new Error(`${shape.name}: ${key} counted ${got} events, expected ${want}`);
       record.times[key] = [];
       record.paired[key] = [];
     }
     const timed = async (key) => {
+      await settle();
       const t0 = now();
       await contenders[key]();
       return now() - t0;
@@ -203,7 +237,7 @@ export async function runBench(py, { createParser, shapes, batchBytes, chunk = 1
     out.shapes[shape.name] = record;
     log(`${runtime}: ${shape.name} done`);
   }
-  for (const fn of [benchBridge, benchPerChunk, local, prepareLocal, startStream, fastPath]) fn.destroy();
+  for (const fn of functions) fn.destroy();
   return out;
 }
 

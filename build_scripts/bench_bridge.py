@@ -13,6 +13,8 @@ shared by both runtimes; read its header for every contender):
   worker boots it (in Chromium inside a module Web Worker), the kit's static pump (``fast: true``, the default),
   ``read_batches`` feeding one ``EventStreamParser``; with, for the account, the same parse with the bytes already
   in Python and the bridge as it was before read-ahead (one call and one feed per chunk);
+* the bridge alone (the kit's pump and ``read_batches`` handing batches to a Python callback that does nothing)
+  against a JS-only read loop over the same stream, printed as microseconds per chunk;
 * the full session: ``start_stream`` (the kit worker's call) against eventsource-parser + TextDecoder +
   ``JSON.parse`` of every event, the least any JS client does;
 * Chromium only, for information: the kit end to end over loopback HTTP (``createClient()`` + ``client.stream()``,
@@ -157,8 +159,8 @@ def bench_node(site: Path, args: argparse.Namespace) -> dict[str, Any]:
     node = shutil.which("node")
     if not node:
         raise SystemExit("node not found")
-    proc = subprocess.run([node, str(SCRIPTS / "bench_bridge.mjs"), "--site", str(site), "--chunk", str(args.chunk),
-                           "--runs", str(args.runs), "--clock", args.clock],
+    proc = subprocess.run([node, str(SCRIPTS / "bench_bridge.mjs"), "--site", str(site),
+                           "--chunk", str(args.chunk), "--runs", str(args.runs), "--clock", args.clock],
                           capture_output=True, text=True, timeout=3600, check=False)
     if proc.returncode != 0:
         sys.stderr.write(proc.stderr[-4000:])
@@ -224,6 +226,12 @@ def ratios(record: dict[str, Any], key: str) -> list[float]:
     return [t / p for t, p in zip(record["times"][key], record["paired"][key], strict=True)]
 
 
+def per_chunk_us(record: dict[str, Any]) -> float:
+    """The bridge's own cost per transport chunk above a JS-only read (medians), in microseconds."""
+    times = record["times"]
+    return (statistics.median(times["wc_bridge_only"]) - statistics.median(times["js_read"])) * 1000 / record["chunks"]
+
+
 def median_ratio(record: dict[str, Any], key: str) -> float:
     return statistics.median(ratios(record, key))
 
@@ -252,6 +260,8 @@ def report(results: list[dict[str, Any]], index: list[dict[str, Any]], args: arg
             ratio = median_ratio(record, "wc_bridge")
             slot = (run["runtime"], kinds[name])
             worst[slot] = max(worst.get(slot, 0.0), ratio)
+        cells = [f"{per_chunk_us(r):12.2f} us" for r in run["shapes"].values()]
+        print(f"  {'the bridge alone, per chunk above a JS-only read':<52}" + "".join(f"{c:>20}" for c in cells))
         sessions = {n: r for n, r in run["shapes"].items() if "wc_session" in r["times"]}
         if sessions:
             print(f"  {'full session, ms (ratio)':<52}" + "".join(f"{name:>20}" for name in sessions))
