@@ -25,11 +25,11 @@
 //   js_floor       eventsource-parser + TextDecoder + JSON.parse of every event's data: the least a JS client does
 //   wc_session     start_stream (the kit worker's call) with a fetch stand-in over the chunks: gate, decode, SSE,
 //                  route accumulation, schema/completion checks, updates as plain JS objects (onUpdates)
-// Every contender is timed next to its peer (esp_td; js_floor for wc_session), the two back to back in alternating
-// order, so a ratio compares two runs a few milliseconds apart: on a shared machine the load changes from second to
-// second, and a ratio of two runs a second apart measures that change as much as the code. Per run and contender:
-// times[key] (ms) and paired[key] (the peer's adjacent time); bench_bridge.py takes medians of the times and the
-// median (and the spread) of the per-run ratios times[key][i] / paired[key][i].
+// Every contender is timed next to its peer (esp_td; js_floor for wc_session, js_read for wc_bridge_only), the two
+// back to back in alternating order, so a ratio compares two runs a few milliseconds apart: on a shared machine the
+// load changes from second to second, and a ratio of two runs a second apart measures that change as much as the
+// code. Per run and contender: times[key] (ms) and paired[key] (the peer's adjacent time); bench_bridge.py takes
+// medians of the times and the median (and the spread) of the per-run ratios times[key][i] / paired[key][i].
 
 const PY_SETUP = `
 import asyncio
