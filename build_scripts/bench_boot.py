@@ -62,7 +62,13 @@ window.__ready = { at: performance.now(), snapshot: client.snapshot, bootMs: cli
 #: name -> (page path, waits for a stored snapshot before the warm load)
 VARIANTS = {"bare": ("/boot-bare.html", False), "kit": ("/boot-kit.html", True),
             "kit, no snapshot": ("/boot-kit.html?snapshot=0", False)}
-SNAPSHOT_KEYS = "async () => (await (await caches.open('webclient-snapshots')).keys()).length"
+#: Bytes of the kit's stored snapshot(s) in this origin's Cache Storage (0: none stored yet).
+SNAPSHOT_BYTES = """async () => {
+  const cache = await caches.open("webclient-snapshots");
+  let bytes = 0;
+  for (const request of await cache.keys()) bytes += (await (await cache.match(request)).arrayBuffer()).byteLength;
+  return bytes;
+}"""
 
 
 class Counter:
@@ -100,14 +106,14 @@ def load(page: Any, url: str, *, reload: bool) -> dict[str, Any]:
     return ready
 
 
-def wait_for_snapshot(page: Any) -> float:
-    """Seconds until the kit's snapshot store holds an entry (the cold boot stores it after ready)."""
+def wait_for_snapshot(page: Any) -> tuple[float, int]:
+    """Seconds until the kit's snapshot store holds an entry (the cold boot stores it after ready), and its bytes."""
     started = time.perf_counter()
-    while page.evaluate(SNAPSHOT_KEYS) == 0:
+    while (stored := page.evaluate(SNAPSHOT_BYTES)) == 0:
         if time.perf_counter() - started > 60:
             raise SystemExit("the kit stored no snapshot within 60 s")
         page.wait_for_timeout(20)
-    return time.perf_counter() - started
+    return time.perf_counter() - started, stored
 
 
 def measure(context: Any, url: str, counter: Counter, snapshot: bool) -> dict[str, Any]:
@@ -120,7 +126,7 @@ def measure(context: Any, url: str, counter: Counter, snapshot: bool) -> dict[st
         out[f"{phase}_ms"] = ready["at"]
         out[f"{phase}_snapshot"] = ready.get("snapshot", "")
         if phase == "cold" and snapshot:
-            out["snapshot_stored_s"] = wait_for_snapshot(page)
+            out["snapshot_stored_s"], out["snapshot_bytes"] = wait_for_snapshot(page)
         page.wait_for_timeout(300)  # let the last responses finish
         rows = counter.take()
         out[f"{phase}_bytes"] = sum(n for _, status, _, n in rows if status == 200)
@@ -209,7 +215,9 @@ def report(results: dict[tuple[str, str], list[dict[str, Any]]], runs: int) -> N
                                 f"{'MET' if r <= TARGET_RATIO and (phase == 'cold' or r < 1) else 'MISSED'}")
         if name == "kit":
             stored = statistics.median(row["snapshot_stored_s"] for row in rows)
-            print(f"{'':<8} {'':<17} the cold boot's snapshot was stored {stored * 1000:,.0f} ms after ready (median)")
+            size = statistics.median(row["snapshot_bytes"] for row in rows)
+            print(f"{'':<8} {'':<17} the cold boot's snapshot was stored {stored * 1000:,.0f} ms after ready (median), "
+                  f"{size:,.0f} bytes in Cache Storage")
     print()
     for line in verdicts:
         print(line)

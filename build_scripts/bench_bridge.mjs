@@ -1,7 +1,7 @@
 // Bridge benchmark, the measuring half: webclient inside Pyodide against the fastest JS way to parse the same SSE
 // bytes, in the same JS runtime, in one run. build_scripts/bench_bridge.py builds the inputs and prints the table.
 //
-//   node build_scripts/bench_bridge.mjs --site DIR --runs N --chunk BYTES [--shape NAME]...
+//   node build_scripts/bench_bridge.mjs --site DIR --runs N --chunk BYTES [--clock cpu|wall]
 //
 // DIR is what bench_bridge.py writes: the widget kit folder at DIR/webclient/ (Pyodide, the kit's own lock and our
 // wheel, the kit's pump.mjs), the streams at DIR/shapes/NAME.sse with DIR/shapes/index.json, eventsource-parser at
@@ -19,11 +19,17 @@
 //                  EventStreamParser.feed per chunk
 //   wc_local       EventStreamParser over the same chunks already in Python memory (no bridge at all)
 //   wc_local_batch the same in pieces the size of the bridge's batches (what is left is the bridge's own cost)
+//   wc_bridge_only the bridge alone: read_batches(fast=True) handing every batch to a Python callback that only
+//                  counts its chunks, timed next to js_read, a JS-only read loop over the same stream
 // and for streams of one route (not the concatenated recordings) the full session:
 //   js_floor       eventsource-parser + TextDecoder + JSON.parse of every event's data: the least a JS client does
 //   wc_session     start_stream (the kit worker's call) with a fetch stand-in over the chunks: gate, decode, SSE,
 //                  route accumulation, schema/completion checks, updates as plain JS objects (onUpdates)
-// Times are per run; bench_bridge.py takes medians and the median of the per-run ratios.
+// Every contender is timed next to its peer (esp_td; js_floor for wc_session, js_read for wc_bridge_only), the two
+// back to back in alternating order, so a ratio compares two runs a few milliseconds apart: on a shared machine the
+// load changes from second to second, and a ratio of two runs a second apart measures that change as much as the
+// code. Per run and contender: times[key] (ms) and paired[key] (the peer's adjacent time); bench_bridge.py takes
+// medians of the times and the median (and the spread) of the per-run ratios times[key][i] / paired[key][i].
 
 const PY_SETUP = `
 import asyncio
@@ -45,6 +51,15 @@ async def _bridge(stream):
         return False
     await read_batches(stream.getReader(), on_batch, fast=True)
     return count + _count(parser.close())
+
+async def _bridge_only(stream):
+    count = 0
+    def on_batch(data, sizes):
+        nonlocal count
+        count += len(sizes)
+        return False
+    await read_batches(stream.getReader(), on_batch, fast=True)
+    return count
 
 async def _per_chunk(stream, loop):
     parser = EventStreamParser()
@@ -74,8 +89,29 @@ def local(name, batches=False):
     return count + _count(parser.close())
 
 bench_bridge = lambda stream: asyncio.ensure_future(_bridge(stream))
+bench_bridge_only = lambda stream: asyncio.ensure_future(_bridge_only(stream))
 bench_per_chunk = lambda stream, loop: asyncio.ensure_future(_per_chunk(stream, loop))
 `;
+
+/** The peers: every other contender is timed next to one of them (wc_session next to js_floor, wc_bridge_only next
+ *  to js_read). */
+const PEER_OF = { wc_session: "js_floor", wc_bridge_only: "js_read" };
+const PEERS = new Set(["esp_td", ...Object.values(PEER_OF)]);
+const peerOf = (key) => PEER_OF[key] ?? "esp_td";
+
+/** Before a timed run: let the tasks the last run left behind run (Pyodide's event loop callbacks, proxy
+ *  finalizers), so that they do not land on whichever contender runs next. (Not a forced gc(): V8 sweeps after it
+ *  on helper threads, which the CPU clock then charges to the next run.) */
+async function settle() {
+  await new Promise((resolve) => setTimeout(resolve, 0));
+}
+
+/** A JS-only read of the whole stream: the number of chunks. */
+async function readAll(reader) {
+  let count = 0;
+  while (!(await reader.read()).done) count += 1;
+  return count;
+}
 
 /** The fast path's loop before read-ahead: one call into Python per chunk. */
 async function perChunkLoop(reader, feed) {
@@ -131,11 +167,14 @@ async function espTextDecoderStream(createParser, chunks) {
  *                  (bench_bridge.py's shapes/index.json plus the bytes)
  */
 export async function runBench(py, { createParser, shapes, batchBytes, chunk = 1024, runs = 7, runtime = "?",
-                                     log = () => {} }) {
+                                     clock = "wall", now = () => performance.now(), log = () => {} }) {
   await py.runPythonAsync(PY_SETUP);
-  const names = ["bench_bridge", "bench_per_chunk", "local", "prepare_local", "start_stream", "fast_path"];
-  const [benchBridge, benchPerChunk, local, prepareLocal, startStream, fastPath] = names.map((n) => py.globals.get(n));
-  const out = { runtime, chunk, runs, batch_bytes: batchBytes, fast_path: fastPath(), pyodide: py.version, shapes: {} };
+  const names = ["bench_bridge", "bench_bridge_only", "bench_per_chunk", "local", "prepare_local", "start_stream",
+                 "fast_path"];
+  const functions = names.map((n) => py.globals.get(n));
+  const [benchBridge, benchBridgeOnly, benchPerChunk, local, prepareLocal, startStream, fastPath] = functions;
+  const out = { runtime, chunk, runs, clock, batch_bytes: batchBytes, fast_path: fastPath(), pyodide: py.version,
+                shapes: {} };
   for (const shape of shapes) {
     const chunks = cut(shape.bytes, chunk);
     // The bridge's batches, once the stream keeps up: a chunk and the queued ones up to BATCH_BYTES beyond it.
@@ -148,6 +187,8 @@ export async function runBench(py, { createParser, shapes, batchBytes, chunk = 1
       wc_per_chunk: () => benchPerChunk(streamOf(chunks), perChunkLoop),
       wc_local: async () => local(shape.name),
       wc_local_batch: async () => local(shape.name, true),
+      js_read: () => readAll(streamOf(chunks).getReader()),
+      wc_bridge_only: () => benchBridgeOnly(streamOf(chunks)),
     };
     if (shape.route) {
       contenders.js_floor = () => espTextDecoder(createParser, streamOf(chunks).getReader(), true);
@@ -164,25 +205,39 @@ export async function runBench(py, { createParser, shapes, batchBytes, chunk = 1
       };
     }
     const keys = Object.keys(contenders);
-    const record = { events: shape.events, bytes: shape.bytes.length, chunks: chunks.length, times: {} };
+    const record = { events: shape.events, bytes: shape.bytes.length, chunks: chunks.length, times: {}, paired: {} };
     for (const key of keys) {
       const got = await contenders[key]();  // warm-up, and every contender must see every event
-      const want = key === "wc_session" ? shape.session_events : shape.events;
+      const want = { wc_session: shape.session_events, js_read: chunks.length, wc_bridge_only: chunks.length }[key]
+        ?? shape.events;
       if (got !== want) throw new Error(`${shape.name}: ${key} counted ${got} events, expected ${want}`);
       record.times[key] = [];
+      record.paired[key] = [];
     }
+    const timed = async (key) => {
+      await settle();
+      const t0 = now();
+      await contenders[key]();
+      return now() - t0;
+    };
+    const measured = keys.filter((key) => !PEERS.has(key));
     for (let run = 0; run < runs; run++) {
-      const order = keys.slice(run % keys.length).concat(keys.slice(0, run % keys.length));
-      for (const key of order) {
-        const t0 = performance.now();
-        await contenders[key]();
-        record.times[key].push(performance.now() - t0);
+      const order = measured.slice(run % measured.length).concat(measured.slice(0, run % measured.length));
+      for (const [i, key] of order.entries()) {
+        const peer = peerOf(key);
+        const first = (run + i) % 2 ? key : peer;
+        const a = await timed(first);
+        const b = await timed(first === key ? peer : key);
+        const [ours, theirs] = first === key ? [a, b] : [b, a];
+        record.times[key].push(ours);
+        record.paired[key].push(theirs);
+        record.times[peer].push(theirs);
       }
     }
     out.shapes[shape.name] = record;
     log(`${runtime}: ${shape.name} done`);
   }
-  for (const fn of [benchBridge, benchPerChunk, local, prepareLocal, startStream, fastPath]) fn.destroy();
+  for (const fn of functions) fn.destroy();
   return out;
 }
 
@@ -213,8 +268,13 @@ async function main() {
                                     "pyodide-lock.json"), pump, loadPyodide });
   const index = JSON.parse(fs.readFileSync(path.join(site, "shapes", "index.json"), "utf8"));
   const shapes = index.map((s) => ({ ...s, bytes: new Uint8Array(fs.readFileSync(path.join(site, "shapes", s.file))) }));
+  // CPU time of this process by default (Pyodide runs on this thread): on a shared machine wall time also counts
+  // the time other processes hold the CPU, which lands on whichever contender is running.
+  const clock = opt("clock", "cpu");
+  const cpu = () => { const { user, system } = process.cpuUsage(); return (user + system) / 1000; };
   const result = await runBench(py, { createParser, shapes, batchBytes: BATCH_BYTES, chunk: Number(opt("chunk", 1024)),
-                                      runs: Number(opt("runs", 7)), runtime: `Node ${process.version}`,
+                                      runs: Number(opt("runs", 7)), runtime: `Node ${process.version}`, clock,
+                                      now: clock === "cpu" ? cpu : () => performance.now(),
                                       log: (m) => process.stderr.write(m + "\n") });
   process.stdout.write(JSON.stringify(result) + "\n");
 }

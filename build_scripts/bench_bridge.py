@@ -1,7 +1,7 @@
 """Bridge benchmark: webclient inside Pyodide (Node and Chromium) against eventsource-parser, in one run.
 
     .venv/bin/python build_scripts/bench_bridge.py [--mb 5] [--chunk 1024] [--runs 7] [--kit-runs 5]
-                                                   [--shape NAME]... [--no-node] [--no-chromium]
+                                                   [--shape NAME]... [--clock cpu|wall] [--no-node] [--no-chromium]
 
 What is compared, on the same bytes in the same JS runtime (the measuring code is build_scripts/bench_bridge.mjs,
 shared by both runtimes; read its header for every contender):
@@ -13,6 +13,8 @@ shared by both runtimes; read its header for every contender):
   worker boots it (in Chromium inside a module Web Worker), the kit's static pump (``fast: true``, the default),
   ``read_batches`` feeding one ``EventStreamParser``; with, for the account, the same parse with the bytes already
   in Python and the bridge as it was before read-ahead (one call and one feed per chunk);
+* the bridge alone (the kit's pump and ``read_batches`` handing batches to a Python callback that does nothing)
+  against a JS-only read loop over the same stream, printed as microseconds per chunk;
 * the full session: ``start_stream`` (the kit worker's call) against eventsource-parser + TextDecoder +
   ``JSON.parse`` of every event, the least any JS client does;
 * Chromium only, for information: the kit end to end over loopback HTTP (``createClient()`` + ``client.stream()``,
@@ -25,10 +27,14 @@ recordings in ``../shared/fixtures``: data-only ``chat``, ``gemini``, ``rec-data
 ``anthropic``, ``responses``, ``rec-typed``. Every contender must count exactly the events CPython's webclient
 finds, and every session must end as CPython's does.
 
-Each run times every contender once in rotating order; reported are medians over ``--runs`` runs (after a
-warm-up) and the median of the per-run ratios to the peer. The target (issue 13, item 3): decode+SSE through the
-bridge at most 2x the peer's time on both kinds of stream. Exit status 0 when the measurements ran (the verdicts
-are printed), 2 when the tooling failed.
+Each run times every contender once, in rotating order, each back to back with its peer (alternating which goes
+first), so that a ratio compares two runs milliseconds apart on a machine whose load changes from second to second;
+reported are medians over ``--runs`` runs (after a warm-up), the median of the per-run ratios to the adjacent peer
+and, for the bridge, their spread (lowest-highest). In Node runs are timed in CPU time of the process (``--clock cpu``,
+the default; Pyodide runs on the same thread), which other processes' load does not inflate; a Chromium worker has
+no CPU clock, so there it is wall time, and its ratios scatter with the machine's load. The target (issue 13,
+item 3): decode+SSE through the bridge at most 2x the peer's time on both kinds of stream. Exit status 0 when the
+measurements ran (the verdicts are printed), 2 when the tooling failed.
 """
 
 from __future__ import annotations
@@ -153,8 +159,9 @@ def bench_node(site: Path, args: argparse.Namespace) -> dict[str, Any]:
     node = shutil.which("node")
     if not node:
         raise SystemExit("node not found")
-    proc = subprocess.run([node, str(SCRIPTS / "bench_bridge.mjs"), "--site", str(site), "--chunk", str(args.chunk),
-                           "--runs", str(args.runs)], capture_output=True, text=True, timeout=3600, check=False)
+    proc = subprocess.run([node, str(SCRIPTS / "bench_bridge.mjs"), "--site", str(site),
+                           "--chunk", str(args.chunk), "--runs", str(args.runs), "--clock", args.clock],
+                          capture_output=True, text=True, timeout=3600, check=False)
     if proc.returncode != 0:
         sys.stderr.write(proc.stderr[-4000:])
         raise SystemExit("the Node benchmark failed")
@@ -212,40 +219,59 @@ def bench_chromium(site: Path) -> dict[str, Any] | None:
     return result
 
 
-def median_ratio(times: dict[str, list[float]], key: str, peer: str) -> float:
-    return statistics.median(t / p for t, p in zip(times[key], times[peer], strict=True))
+def ratios(record: dict[str, Any], key: str) -> list[float]:
+    """Per-run ratios of ``key`` to the peer timed next to it (1.0 for a peer itself)."""
+    if key not in record["paired"] or not record["paired"][key]:
+        return [1.0]
+    return [t / p for t, p in zip(record["times"][key], record["paired"][key], strict=True)]
+
+
+def per_chunk_us(record: dict[str, Any]) -> float:
+    """The bridge's own cost per transport chunk above a JS-only read (medians), in microseconds."""
+    times = record["times"]
+    return (statistics.median(times["wc_bridge_only"]) - statistics.median(times["js_read"])) * 1000 / record["chunks"]
+
+
+def median_ratio(record: dict[str, Any], key: str) -> float:
+    return statistics.median(ratios(record, key))
 
 
 def report(results: list[dict[str, Any]], index: list[dict[str, Any]], args: argparse.Namespace) -> None:
     kinds = {s["name"]: s["kind"] for s in index}
     print(f"\nBridge benchmark ({time.strftime('%Y-%m-%d')}): {args.mb:g} MB per stream in {args.chunk} B chunks, "
           f"median of {args.runs} runs after a warm-up; ratio = median of the per-run ratios to "
-          "eventsource-parser + TextDecoder (the peer)")
+          "eventsource-parser + TextDecoder (the peer), timed next to each contender")
     worst: dict[tuple[str, str], float] = {}
     for outcome in results:
         run = outcome["worker"]
-        print(f"\n[{run['runtime']}] Pyodide {run['pyodide']}, fast path: {run['fast_path']}")
+        print(f"\n[{run['runtime']}] Pyodide {run['pyodide']}, fast path: {run['fast_path']}, "
+              f"clock: {run.get('clock', 'wall')}")
         print(f"  {'decode+SSE, ms (ratio)':<52}" + "".join(f"{name:>20}" for name in run["shapes"]))
         for key, label in DECODE_ROWS:
             cells = []
             for record in run["shapes"].values():
-                times = record["times"]
-                ms = statistics.median(times[key])
-                cells.append(f"{ms:9.1f} ({median_ratio(times, key, 'esp_td'):5.2f}x)")
+                ms = statistics.median(record["times"][key])
+                cells.append(f"{ms:9.1f} ({median_ratio(record, key):5.2f}x)")
             print(f"  {label:<52}" + "".join(f"{c:>20}" for c in cells))
+            if key == "wc_bridge":
+                cells = [f"{min(ratios(r, key)):.2f}-{max(ratios(r, key)):.2f}x" for r in run["shapes"].values()]
+                print(f"  {'    its per-run ratios, lowest-highest':<52}" + "".join(f"{c:>20}" for c in cells))
         for name, record in run["shapes"].items():
-            ratio = median_ratio(record["times"], "wc_bridge", "esp_td")
+            ratio = median_ratio(record, "wc_bridge")
             slot = (run["runtime"], kinds[name])
             worst[slot] = max(worst.get(slot, 0.0), ratio)
+        cells = [f"{per_chunk_us(r):12.2f} us" for r in run["shapes"].values()]
+        print(f"  {'the bridge alone, per chunk above a JS-only read':<52}" + "".join(f"{c:>20}" for c in cells))
         sessions = {n: r for n, r in run["shapes"].items() if "wc_session" in r["times"]}
         if sessions:
             print(f"  {'full session, ms (ratio)':<52}" + "".join(f"{name:>20}" for name in sessions))
             for key, label in (("js_floor", "eventsource-parser + TextDecoder + JSON.parse"),
                                ("wc_session", "webclient start_stream (the kit worker's call)")):
                 cells = [f"{statistics.median(r['times'][key]):9.1f} "
-                         f"({median_ratio(r['times'], key, 'js_floor'):5.2f}x)" for r in sessions.values()]
+                         f"({median_ratio(r, key):5.2f}x)" for r in sessions.values()]
                 print(f"  {label:<52}" + "".join(f"{c:>20}" for c in cells))
-            cells = [f"{median_ratio(r['times'], 'wc_session', 'esp_td'):17.2f}x" for r in sessions.values()]
+            cells = [f"{statistics.median(r['times']['wc_session']) / statistics.median(r['times']['esp_td']):17.2f}x"
+                     for r in sessions.values()]
             print(f"  {'  webclient session / the peer (no JSON.parse)':<52}" + "".join(f"{c:>20}" for c in cells))
         kit = outcome.get("kit")
         if kit:
@@ -253,7 +279,8 @@ def report(results: list[dict[str, Any]], index: list[dict[str, Any]], args: arg
             for key, label in (("js_client", "page: fetch + TextDecoder + esp + JSON.parse"),
                                ("kit", "createClient() + client.stream() (worker)")):
                 cells = [f"{statistics.median(r['times'][key]):9.1f} "
-                         f"({median_ratio(r['times'], key, 'js_client'):5.2f}x)" for r in kit["shapes"].values()]
+                         f"({median_ratio({**r, 'paired': {'kit': r['times']['js_client']}}, key):5.2f}x)"
+                         for r in kit["shapes"].values()]
                 print(f"  {label:<52}" + "".join(f"{c:>20}" for c in cells))
             cells = [f"{r['network_chunks']:>19}" for r in kit["shapes"].values()]
             print(f"  {'  network chunks per stream':<52}" + "".join(f"{c:>20}" for c in cells))
@@ -272,6 +299,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--kit-runs", type=int, default=5, help="runs of the kit end to end (Chromium; 0: skip)")
     parser.add_argument("--shape", action="append", help="shape(s) to run (default: all of bench_sse.py's)")
     parser.add_argument("--site", type=Path, default=ROOT / "build" / "bench-bridge")
+    parser.add_argument("--clock", choices=("cpu", "wall"), default="cpu",
+                        help="Node: time runs in CPU time of the process (default) or wall time; Chromium: wall")
     parser.add_argument("--no-node", action="store_true")
     parser.add_argument("--no-chromium", action="store_true")
     args = parser.parse_args(argv)

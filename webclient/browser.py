@@ -130,27 +130,27 @@ PUMP_MODULE = "webclient_pump"
 # Python side owns it and cancels it when the attempt stops early.
 _PUMP_SOURCE = """(async (reader, feed) => {
   const BATCH_BYTES = 16384;
-  const idle = Promise.resolve(null);
+  const track = () => {
+    const box = { read: reader.read(), result: undefined };
+    box.read.then((result) => { box.result = result; }, () => { box.result = null; });
+    return box;
+  };
   let scratch = new Uint8Array(2 * BATCH_BYTES);
-  let next = reader.read();
+  let next = track();
   try {
     for (;;) {
-      const first = await next;
+      const first = await next.read;
       if (first.done) return;
-      next = reader.read();
+      next = track();
       let chunks = null;
       let size = first.value.byteLength;
       while (size < BATCH_BYTES) {
-        let queued;
-        try {
-          queued = await Promise.race([next, idle]);
-        } catch {
-          break;
-        }
-        if (queued === null || queued.done) break;
+        await undefined;
+        const queued = next.result;
+        if (queued === undefined || queued === null || queued.done) break;
         (chunks ??= [first.value]).push(queued.value);
         size += queued.value.byteLength;
-        next = reader.read();
+        next = track();
       }
       if (chunks === null) {
         if (feed(first.value, undefined)) return;
@@ -167,7 +167,7 @@ _PUMP_SOURCE = """(async (reader, feed) => {
       if (feed(bytes, sizes)) return;
     }
   } finally {
-    next.catch(() => {});
+    next.read.catch(() => {});
   }
 })"""
 #: ``(kind, function)`` once looked up: kind "module" (registered), "eval" (run_js) or "pull" (neither: function None).
