@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import statistics
 from collections.abc import Iterator
 from typing import Any
 
@@ -201,6 +202,27 @@ def test_the_chat_fits_the_width_keeps_the_composer_on_screen_and_follows_the_ne
     watch.assert_clean(since)
 
 
+def test_the_chat_fits_the_narrowest_phone_and_a_wide_screen_with_the_settings_open_or_closed(phone: Any) -> None:
+    fill_conversation(phone)
+    try:
+        for width, height in ((320, 568), (1920, 1080)):
+            phone.set_viewport_size({"width": width, "height": height})
+            for _ in range(2):  # the settings closed, then open (and closed again)
+                phone.locator("#settings summary").click()
+                assert_fits(phone)
+            assert phone.locator("header.top").bounding_box()["height"] < 50, "the header takes two lines"
+            # The composer lines up with the conversation's text column.
+            text_column = phone.locator(".conversation-inner").evaluate("""(el) => {
+                const box = el.getBoundingClientRect(), style = getComputedStyle(el);
+                return [box.left + parseFloat(style.paddingLeft), box.right - parseFloat(style.paddingRight)];
+            }""")
+            prompt_row = phone.locator(".prompt-row").bounding_box()
+            assert [prompt_row["x"], prompt_row["x"] + prompt_row["width"]] == pytest.approx(text_column, abs=1)
+            phone.screenshot(path=str(SCREENSHOTS / f"chat-{width}-fit.png"))
+    finally:
+        phone.set_viewport_size({"width": PHONE, "height": WIDTHS[PHONE]})
+
+
 def test_a_reader_who_scrolls_up_stays_put_through_the_commit_and_can_jump_to_latest(phone: Any) -> None:
     fill_conversation(phone)
     sent_at = send(phone, "openai-chat", "slow_drip")
@@ -387,6 +409,10 @@ def test_the_pages_stop_reason_table_matches_the_librarys_route_tables(desktop: 
 # --- tool cards: one state model on every route ----------------------------------------------------------------
 
 
+#: Order of the tool-card states (tool_card.js): a card's state never goes back, and never sideways on one rank.
+TOOL_STATE_RANK = {"streaming": 0, "closed": 1, "valid": 2, "invalid": 2, "ready": 3, "incomplete": 3}
+
+
 @pytest.mark.parametrize(("scenario", "final"),
                          [("max_tokens_in_tool", "incomplete"), ("invalid_tool_json", "invalid")])
 @pytest.mark.parametrize("route", ROUTES)
@@ -405,6 +431,13 @@ def test_a_tool_card_ends_in_the_same_state_on_every_route(desktop: Any, route: 
     # Before the outcome: only the streaming states, never runnable, always styled provisional (dashed).
     before = [t for s in attempt.before_outcome() for t in s["tools"]]
     assert {t["state"] for t in before} <= {"streaming", "closed", "valid", "invalid"}
+    # The card only ever moves forward through the model: streaming -> closed -> valid | invalid -> the end.
+    states = [s["tools"][0]["state"] for s in attempt.snaps if s["tools"]]
+    seen = [state for i, state in enumerate(states) if i == 0 or states[i - 1] != state]
+    assert seen[0] == "streaming", f"the card did not start streaming: {seen}"
+    ranks = [TOOL_STATE_RANK[state] for state in seen]
+    assert ranks == sorted(ranks) and len(set(ranks)) == len(ranks), f"the card went back or sideways: {seen}"
+    assert seen[-1] == final
     assert not any(t["runEnabled"] for s in attempt.snaps for t in s["tools"])
     assert card.evaluate("(el) => getComputedStyle(el).borderTopStyle") == "dashed"
     # The arguments are shown as inert text.
@@ -459,8 +492,20 @@ def test_a_long_answer_renders_and_copies_exactly_the_models_text_at_any_width(
     page, watch = at(pages, browser, demo, width)
     since = watch.mark()
     expected = model_text(scenario)
+    page.evaluate(VIEW_JS)
     attempt = ask(page, "openai-chat", scenario, shot=f"chat-{width}-{scenario}-exact", record=False)
     assert attempt.outcome == "complete"
+    # Followed to the end while it streamed, and the commit did not move the view (no jump back to the top).
+    samples = page.evaluate("() => window.__view.samples")
+    assert samples and all(s["tail"] for s in samples if s["state"] == "streaming")
+    assert samples[-1]["state"] == "committed" and samples[-1]["tail"] and samples[-1]["end"]
+    # A screen reader hears a summary of a long answer, not all of it.
+    announced = page.get_by_test_id("announcer").text_content()
+    if len(expected) > 600:
+        assert announced.startswith(f"Answer of {len(expected):,} characters, starting: {expected[:40]}")
+        assert len(announced) < 400
+    else:
+        assert announced.startswith(f"Answer: {expected}")
     committed = page.get_by_test_id("committed")
     assert committed.evaluate("(el) => el.innerText") == expected, "the rendered text differs from the model's"
     assert copied_by_keyboard(page, "committed") == expected, "the copied text differs from the model's"
@@ -491,6 +536,103 @@ def test_a_long_answer_renders_and_copies_exactly_the_models_text_at_any_width(
     watch.assert_clean(since)
 
 
+#: The page's text sink against its peer, one growing Text node in one inline paragraph, on the same page, width and
+#: text: both get the same deltas, and each delta is followed by the work of a frame (the sink's seams, then a
+#: layout, forced by reading the conversation's scrollHeight, and a scroll to the end). The sink runs every delta
+#: of the whole answer; the peer (far slower at the end) only the first and last ``peerSamples`` deltas, with the
+#: middle added in one piece. Returns the ms of each measured delta and each one's rendered text check.
+SINK_BENCH_JS = """async ({ delta, count, peerSamples: samples }) => {
+  const { TextSink, alignSeams } = await import("/text_sink.js");
+  const conversation = document.getElementById("conversation");
+  const inner = document.querySelector(".conversation-inner");
+  const frame = () => {
+    alignSeams();
+    conversation.scrollTop = conversation.scrollHeight;
+  };
+  const make = () => {
+    const box = document.createElement("div");
+    box.className = "answer-box";
+    const el = document.createElement("div");
+    el.className = "answer-text";
+    box.append(el);
+    inner.append(box);
+    return [box, el];
+  };
+  const timed = (fn) => { const t = performance.now(); fn(); return performance.now() - t; };
+  window.__rec.off = true;
+  const [sinkBox, sinkEl] = make();
+  const sink = new TextSink(sinkEl);
+  frame();
+  const sinkMs = [];
+  for (let i = 0; i < count; i++) sinkMs.push(timed(() => { sink.append(delta); frame(); }));
+  // Let the seams left for later frames settle, then compare with the text appended.
+  for (let i = 0; i < 200 && sink.alignFrom; i++) frame();
+  const expected = delta.repeat(count);
+  const sinkExact = sinkEl.innerText === expected;
+  const segments = sinkEl.childElementCount;
+  sinkBox.remove();
+  const [peerBox, peerEl] = make();
+  const node = document.createTextNode("");
+  peerEl.append(node);
+  frame();
+  const peerMs = [];
+  for (let i = 0; i < count; i++) {
+    if (i >= samples && i < count - samples) {
+      node.appendData(delta.repeat(count - 2 * samples));
+      frame();
+      i = count - samples - 1;
+      continue;
+    }
+    peerMs.push(timed(() => { node.appendData(delta); frame(); }));
+  }
+  peerBox.remove();
+  window.__rec.off = false;
+  return { sinkMs, peerMs, sinkExact, segments };
+}"""
+
+
+#: Deltas left out of the "start" median (warming up).
+WARM = 8
+
+
+def test_the_text_sink_costs_the_same_per_delta_at_the_end_of_a_1mb_answer_as_at_the_start(
+        pages: dict[int, tuple[Any, PageWatch]], browser: Any, demo: str) -> None:
+    page, watch = at(pages, browser, demo, PHONE)
+    since = watch.mark()
+    # Mixed scripts and a line break now and then, as models write; 4 KB per delta (the page renders the kit's
+    # updates, which batch many small deltas: ~8 KB each for the 1 MB answer).
+    sentence = ("Streaming answers arrive in small pieces — Grüße aus Zürich, 東京の天気は晴れです, "
+                "Ελληνικά, हिन्दी, 👩🏽‍💻 — and the page must keep up without slowing down. ")
+    text = sentence * 40
+    delta = text[:2000] + "\n" + text[2000:4000]  # seams fall mid-line: every one is aligned
+    count, samples, peer_samples = 1_000_000 // len(delta), 24, 5
+    bench = page.evaluate(SINK_BENCH_JS, {"delta": delta, "count": count, "peerSamples": peer_samples})
+    assert bench["sinkExact"], "the sink's rendered text differs from what was appended"
+    assert bench["segments"] >= 100
+
+    def median(values: list[float]) -> float:
+        return statistics.median(values)
+
+    # The first deltas also pay for warming up (fonts for new scripts, the JIT): "start" is the next ones.
+    sink_start, sink_end = median(bench["sinkMs"][WARM:samples]), median(bench["sinkMs"][-samples + WARM:])
+    # The peer is measured on fewer deltas (each costs over a second at the end); its first is left out.
+    peer_start, peer_end = median(bench["peerMs"][1:peer_samples]), median(bench["peerMs"][-peer_samples + 1:])
+    floor = 0.1  # performance.now() resolution in a page that is not cross-origin isolated
+    sink_ratio = sink_end / max(sink_start, floor)
+    peer_ratio = peer_end / max(peer_start, floor)
+    print(f"\n[e2e] text sink at 360 px, {count} deltas of {len(delta):,} chars (1 MB), each with a frame's work "
+          f"(seams, layout, scroll to the end), median ms: deltas {WARM}-{samples} {sink_start:.2f}, last "
+          f"{samples - WARM} {sink_end:.2f}"
+          f" (end/start {sink_ratio:.2f}x, {bench['segments']} segments); peer (one Text node in "
+          f"one paragraph): first {peer_start:.2f}, last {peer_end:.2f} (end/start {peer_ratio:.2f}x); at the end "
+          f"the sink costs {sink_end / max(peer_end, floor):.3f}x the peer")
+    # The measurement sees growth where there is growth (the peer), and the sink shows none to speak of.
+    assert peer_ratio > 5, "the benchmark did not see the peer's cost grow: it measures nothing"
+    assert sink_ratio < 3, f"the sink's cost per delta grew {sink_ratio:.1f}x over the answer"
+    assert sink_end < peer_end / 5
+    watch.assert_clean(since)
+
+
 # --- every scenario at phone width; accessibility ----------------------------------------------------------------
 
 
@@ -502,6 +644,54 @@ def test_every_scenario_at_phone_width_fits_explains_itself_and_has_no_serious_a
     assert attempt.sentence and attempt.sentence in attempt.announced
     assert_fits(phone)
     assert axe_violations(phone) == []
+
+
+#: One tool card per state (tool_card.js, the page's own template), with no test hooks, in a sample section at
+#: the end of the conversation; the last one has run.
+CARD_SAMPLES_JS = """async (states) => {
+  const { ToolCard } = await import("/tool_card.js");
+  const samples = document.createElement("section");
+  samples.id = "card-samples";
+  samples.setAttribute("aria-label", "Tool card samples");
+  document.getElementById("transcript").append(samples);
+  for (const state of states) {
+    const card = new ToolCard(document.getElementById("tool-card-template"), samples);
+    card.identify("get_weather");
+    card.appendInput('{"location": "Paris, France"}');
+    card.arguments = { location: "Paris, France" };
+    card._show(state);
+    if (state === "ready") card.run.click();
+  }
+  for (const el of samples.querySelectorAll("[data-testid]")) el.removeAttribute("data-testid");
+  return [...samples.querySelectorAll(".tool-card")].map((card) => card.dataset.state);
+}"""
+
+
+@pytest.mark.parametrize("width", [PHONE, DESKTOP])
+def test_every_transient_state_has_no_serious_accessibility_violation_while_an_answer_streams(
+        pages: dict[int, tuple[Any, PageWatch]], browser: Any, demo: str, width: int) -> None:
+    """The scenario tests run axe after the outcome; this one runs it mid-stream (the provisional label, Stop
+    enabled, Send disabled) with a tool card in every state, so no colour is left unchecked."""
+    page, watch = at(pages, browser, demo, width)
+    since = watch.mark()
+    # The stall scenario sends its first words, then nothing: with a long idle deadline the answer stays streaming
+    # for as long as the check takes.
+    sent_at = send(page, "openai-chat", "stall", idle_s=15)
+    page.wait_for_function("() => document.querySelector('[data-testid=\"provisional\"]').textContent.length > 5")
+    states = list(TOOL_STATE_RANK)
+    try:
+        assert page.evaluate(CARD_SAMPLES_JS, states) == states
+        assert page.get_by_test_id("provisional").get_attribute("data-state") == "streaming"
+        assert page.get_by_test_id("cancel").is_enabled()
+        assert axe_violations(page) == []
+        page.locator("#card-samples").scroll_into_view_if_needed()
+        page.screenshot(path=str(SCREENSHOTS / f"chat-{width}-streaming-card-states.png"))
+    finally:
+        page.evaluate("() => document.getElementById('card-samples')?.remove()")
+        page.keyboard.press("Escape")
+    attempt = wait_for_outcome(page, "openai-chat", "stall", sent_at)
+    assert attempt.outcome == "cancelled"
+    watch.assert_clean(since)
 
 
 def test_the_live_regions_are_the_announcer_and_status_lines_never_the_streaming_text(desktop: Any) -> None:
