@@ -204,12 +204,25 @@ def test_the_chat_fits_the_width_keeps_the_composer_on_screen_and_follows_the_ne
 
 def test_the_chat_fits_the_narrowest_phone_and_a_wide_screen_with_the_settings_open_or_closed(phone: Any) -> None:
     fill_conversation(phone)
+    phone.locator("#jump").evaluate("(el) => el.hidden || el.click()")
+
+    def at_the_bottom() -> bool:
+        phone.evaluate("() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))")
+        return bool(phone.evaluate("""() => {
+            const c = document.getElementById("conversation");
+            return c.scrollHeight - c.scrollTop - c.clientHeight < 2 && document.getElementById("jump").hidden;
+        }"""))
+
+    assert at_the_bottom()
     try:
         for width, height in ((320, 568), (1920, 1080)):
             phone.set_viewport_size({"width": width, "height": height})
+            # A reader at the bottom stays there when the window changes size (a rotated phone, a resized window).
+            assert at_the_bottom(), f"the view left the newest answer when the window became {width} px wide"
             for _ in range(2):  # the settings closed, then open (and closed again)
                 phone.locator("#settings summary").click()
                 assert_fits(phone)
+                assert at_the_bottom(), "opening or closing the settings moved the view off the newest answer"
             assert phone.locator("header.top").bounding_box()["height"] < 50, "the header takes two lines"
             # The composer lines up with the conversation's text column.
             text_column = phone.locator(".conversation-inner").evaluate("""(el) => {
@@ -688,9 +701,12 @@ def test_every_transient_state_has_no_serious_accessibility_violation_while_an_a
         page.screenshot(path=str(SCREENSHOTS / f"chat-{width}-streaming-card-states.png"))
     finally:
         page.evaluate("() => document.getElementById('card-samples')?.remove()")
-        page.keyboard.press("Escape")
+    # What the reader started typing while the answer streamed is theirs: stopping does not replace it.
+    page.get_by_test_id("prompt").fill("a new question")
+    page.keyboard.press("Escape")
     attempt = wait_for_outcome(page, "openai-chat", "stall", sent_at)
     assert attempt.outcome == "cancelled"
+    assert page.get_by_test_id("prompt").input_value() == "a new question", "the draft was overwritten"
     watch.assert_clean(since)
 
 
@@ -719,4 +735,20 @@ def test_the_developer_panel_is_collapsed_and_explains_an_attempt_that_had_no_bo
     desktop.screenshot(path=str(SCREENSHOTS / "chat-1280-developer-panel.png"))
     desktop.locator("#dev-close").click()
     assert desktop.locator("#devpanel").is_hidden()
+
+
+def test_the_developer_panel_covers_the_chat_on_a_phone_and_charts_a_streamed_answer(phone: Any) -> None:
+    ask(phone, "anthropic-messages", "tool")
+    phone.locator("#dev-toggle").click()
+    try:
+        assert phone.locator("#chart-box").is_visible(), "no chart for an attempt with a body"
+        assert phone.locator("#chart svg").count() == 1
+        milestones = phone.locator("#milestones").inner_text()
+        assert "ended: complete" in milestones
+        assert_fits(phone)
+        assert axe_violations(phone) == []
+        phone.screenshot(path=str(SCREENSHOTS / "chat-360-developer-panel.png"))
+    finally:
+        phone.locator("#dev-close").click()
+    assert phone.locator("#devpanel").is_hidden()
 
