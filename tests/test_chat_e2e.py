@@ -268,6 +268,15 @@ def test_enter_sends_shift_enter_adds_a_line_and_the_prompt_clears_with_the_focu
     assert desktop.get_by_test_id("send").is_disabled(), "a blank prompt can be sent"
     prompt.press("Enter")
     assert desktop.locator(".turn").count() == turns, "Enter sent a blank prompt"
+    # Enter that confirms a character being composed with an input method (Japanese, Chinese...) does not send.
+    prompt.fill("とうきょう")
+    composing = desktop.evaluate("""() => {
+        const event = new KeyboardEvent("keydown", { key: "Enter", isComposing: true, bubbles: true,
+                                                     cancelable: true });
+        document.getElementById("prompt").dispatchEvent(event);
+        return event.defaultPrevented;
+    }""")
+    assert not composing and desktop.locator(".turn").count() == turns, "Enter sent a half-composed message"
     prompt.fill("")
     prompt.click()
     desktop.keyboard.type("first line")
@@ -749,6 +758,7 @@ def test_the_developer_panel_covers_the_chat_on_a_phone_and_charts_a_streamed_an
         assert axe_violations(phone) == []
         phone.screenshot(path=str(SCREENSHOTS / "chat-360-developer-panel.png"))
     finally:
-        phone.locator("#dev-close").click()
-    assert phone.locator("#devpanel").is_hidden()
+        phone.keyboard.press("Escape")
+    assert phone.locator("#devpanel").is_hidden(), "Escape did not close the panel that covers the chat"
+    assert phone.evaluate("() => document.activeElement.id") == "dev-toggle", "the focus was lost"
 

@@ -661,9 +661,14 @@ ui.prompt.addEventListener("keydown", (event) => {
 });
 ui.prompt.addEventListener("input", setControls);
 document.addEventListener("keydown", (event) => {
-  if (event.key === "Escape" && stream !== null) {
+  if (event.key !== "Escape") return;
+  // Escape stops a streaming answer; otherwise it closes the developer panel (which covers the chat on phones).
+  if (stream !== null) {
     event.preventDefault();
     cancel();
+  } else if (!ui.devpanel.hidden) {
+    event.preventDefault();
+    devPanel.toggle(false);
   }
 });
 ui.cancel.addEventListener("click", cancel);
