@@ -165,6 +165,22 @@ def fill_conversation(page: Any) -> None:
         ask(page, "openai-chat", "parallel_tools")
 
 
+#: Option labels wider than their picker (measured in the picker's font; the arrow takes about 20 px).
+CUT_LABELS_JS = """() => {
+  const canvas = document.createElement("canvas").getContext("2d");
+  const cut = [];
+  for (const select of document.querySelectorAll("#settings select")) {
+    const style = getComputedStyle(select);
+    canvas.font = style.font;
+    const room = select.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight) - 20;
+    for (const option of select.options) {
+      if (canvas.measureText(option.textContent).width > room) cut.push(`${select.id}: ${option.textContent}`);
+    }
+  }
+  return cut;
+}"""
+
+
 def assert_fits(page: Any) -> None:
     layout = page.evaluate(LAYOUT_JS)
     assert not layout["pageScrollsSideways"], "the page scrolls sideways"
@@ -194,9 +210,12 @@ def test_the_chat_fits_the_width_keeps_the_composer_on_screen_and_follows_the_ne
     after = [s for s in samples if s["state"] != "streaming"]
     assert after and after[-1]["end"] and after[-1]["tail"], "the committed answer is not in view"
     assert_fits(page)
-    # The settings open do not push anything sideways either.
+    # The settings open do not push anything sideways either, and no picker cuts its labels.
     page.locator("#settings summary").click()
     assert_fits(page)
+    if not page.locator("#settings").evaluate("(el) => el.open"):
+        page.locator("#settings summary").click()
+    assert page.evaluate(CUT_LABELS_JS) == [], "a picker cuts its labels"
     page.screenshot(path=str(SCREENSHOTS / f"chat-{width}-settings.png"))
     page.locator("#settings summary").click()
     watch.assert_clean(since)
