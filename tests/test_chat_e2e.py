@@ -210,14 +210,17 @@ def test_the_chat_fits_the_width_keeps_the_composer_on_screen_and_follows_the_ne
     after = [s for s in samples if s["state"] != "streaming"]
     assert after and after[-1]["end"] and after[-1]["tail"], "the committed answer is not in view"
     assert_fits(page)
-    # The settings open do not push anything sideways either, and no picker cuts its labels.
-    page.locator("#settings summary").click()
+    # The settings open (or closed) do not push anything sideways either, and no picker cuts its labels.
+    settings = page.locator("#settings summary")
+    settings.click()
     assert_fits(page)
-    if not page.locator("#settings").evaluate("(el) => el.open"):
-        page.locator("#settings summary").click()
+    if width >= 720:
+        settings.click()
     assert page.evaluate(CUT_LABELS_JS) == [], "a picker cuts its labels"
     page.screenshot(path=str(SCREENSHOTS / f"chat-{width}-settings.png"))
-    page.locator("#settings summary").click()
+    if width < 720:
+        settings.click()
+    assert page.locator("#settings").evaluate("(el) => el.open") is (width >= 720)
     watch.assert_clean(since)
 
 
@@ -578,11 +581,13 @@ def test_a_long_answer_renders_and_copies_exactly_the_models_text_at_any_width(
 
 
 #: The page's text sink against its peer, one growing Text node in one inline paragraph, on the same page, width and
-#: text: both get the same deltas, and each delta is followed by the work of a frame (the sink's seams, then a
-#: layout, forced by reading the conversation's scrollHeight, and a scroll to the end). The sink runs every delta
-#: of the whole answer; the peer (far slower at the end) only the first and last ``peerSamples`` deltas, with the
-#: middle added in one piece. Returns the ms of each measured delta and each one's rendered text check.
-SINK_BENCH_JS = """async ({ delta, count, peerSamples: samples }) => {
+#: text. Each delta is followed by the work of a frame (the sink's seams, a layout forced by reading the
+#: conversation's scrollHeight, a scroll to the end). A "long" sink is filled with the whole answer delta by delta
+#: (the real path, seams and all); a "short" one holds only the first few deltas. Then the same delta is appended
+#: to the short and to the long one alternately, and each append timed: paired like this, both see the same load
+#: on a shared machine. The peer is measured the same way (long one filled in one piece; fewer pairs: each costs
+#: about a second at 1 MB). Returns the paired ms and whether the long sink shows exactly what was appended.
+SINK_BENCH_JS = """async ({ delta, count, warm, pairs, peerPairs }) => {
   const { TextSink, alignSeams } = await import("/text_sink.js");
   const conversation = document.getElementById("conversation");
   const inner = document.querySelector(".conversation-inner");
@@ -590,50 +595,49 @@ SINK_BENCH_JS = """async ({ delta, count, peerSamples: samples }) => {
     alignSeams();
     conversation.scrollTop = conversation.scrollHeight;
   };
-  const make = () => {
+  const boxes = [];
+  const element = () => {
     const box = document.createElement("div");
     box.className = "answer-box";
     const el = document.createElement("div");
     el.className = "answer-text";
     box.append(el);
     inner.append(box);
-    return [box, el];
+    boxes.push(box);
+    return el;
   };
-  const timed = (fn) => { const t = performance.now(); fn(); return performance.now() - t; };
-  window.__rec.off = true;
-  const [sinkBox, sinkEl] = make();
-  const sink = new TextSink(sinkEl);
-  frame();
-  const sinkMs = [];
-  for (let i = 0; i < count; i++) sinkMs.push(timed(() => { sink.append(delta); frame(); }));
-  // Let the seams left for later frames settle, then compare with the text appended.
-  for (let i = 0; i < 200 && sink.alignFrom; i++) frame();
-  const expected = delta.repeat(count);
-  const sinkExact = sinkEl.innerText === expected;
-  const segments = sinkEl.childElementCount;
-  sinkBox.remove();
-  const [peerBox, peerEl] = make();
-  const node = document.createTextNode("");
-  peerEl.append(node);
-  frame();
-  const peerMs = [];
-  for (let i = 0; i < count; i++) {
-    if (i >= samples && i < count - samples) {
-      node.appendData(delta.repeat(count - 2 * samples));
-      frame();
-      i = count - samples - 1;
-      continue;
+  const timed = (fn) => { const t = performance.now(); fn(); frame(); return performance.now() - t; };
+  const paired = (n, short, long) => {
+    const ms = { short: [], long: [] };
+    for (let i = 0; i < n; i++) {
+      ms.short.push(timed(() => short(delta)));
+      ms.long.push(timed(() => long(delta)));
     }
-    peerMs.push(timed(() => { node.appendData(delta); frame(); }));
+    return ms;
+  };
+  window.__rec.off = true;
+  try {
+    const longEl = element(), shortEl = element();
+    const long = new TextSink(longEl), short = new TextSink(shortEl);
+    for (let i = 0; i < count; i++) { long.append(delta); frame(); }
+    for (let i = 0; i < warm; i++) { short.append(delta); frame(); }
+    for (let i = 0; i < 200 && long.alignFrom; i++) frame();
+    const exact = longEl.innerText === delta.repeat(count);
+    const segments = longEl.childElementCount;
+    const sink = paired(pairs, (d) => short.append(d), (d) => long.append(d));
+    boxes.splice(0).forEach((box) => box.remove());
+    const longNode = document.createTextNode(delta.repeat(count));
+    const shortNode = document.createTextNode(delta.repeat(warm));
+    element().append(longNode);
+    element().append(shortNode);
+    frame();
+    const peer = paired(peerPairs, (d) => shortNode.appendData(d), (d) => longNode.appendData(d));
+    return { sink, peer, exact, segments };
+  } finally {
+    boxes.forEach((box) => box.remove());
+    window.__rec.off = false;
   }
-  peerBox.remove();
-  window.__rec.off = false;
-  return { sinkMs, peerMs, sinkExact, segments };
 }"""
-
-
-#: Deltas left out of the "start" median (warming up).
-WARM = 8
 
 
 def test_the_text_sink_costs_the_same_per_delta_at_the_end_of_a_1mb_answer_as_at_the_start(
@@ -646,31 +650,30 @@ def test_the_text_sink_costs_the_same_per_delta_at_the_end_of_a_1mb_answer_as_at
                 "Ελληνικά, हिन्दी, 👩🏽‍💻 — and the page must keep up without slowing down. ")
     text = sentence * 40
     delta = text[:2000] + "\n" + text[2000:4000]  # seams fall mid-line: every one is aligned
-    count, samples, peer_samples = 1_000_000 // len(delta), 24, 5
-    bench = page.evaluate(SINK_BENCH_JS, {"delta": delta, "count": count, "peerSamples": peer_samples})
-    assert bench["sinkExact"], "the sink's rendered text differs from what was appended"
+    # warm: the short sink's size (the first deltas also pay for fonts and the JIT).
+    count, warm, pairs, peer_pairs = 1_000_000 // len(delta), 8, 16, 5
+    bench = page.evaluate(SINK_BENCH_JS, {"delta": delta, "count": count, "warm": warm, "pairs": pairs,
+                                          "peerPairs": peer_pairs})
+    assert bench["exact"], "the sink's rendered text differs from what was appended"
     assert bench["segments"] >= 100
 
-    def median(values: list[float]) -> float:
-        return statistics.median(values)
-
-    # The first deltas also pay for warming up (fonts for new scripts, the JIT): "start" is the next ones.
-    sink_start, sink_end = median(bench["sinkMs"][WARM:samples]), median(bench["sinkMs"][-samples + WARM:])
-    # The peer is measured on fewer deltas (each costs over a second at the end); its first is left out.
-    peer_start, peer_end = median(bench["peerMs"][1:peer_samples]), median(bench["peerMs"][-peer_samples + 1:])
     floor = 0.1  # performance.now() resolution in a page that is not cross-origin isolated
-    sink_ratio = sink_end / max(sink_start, floor)
-    peer_ratio = peer_end / max(peer_start, floor)
-    print(f"\n[e2e] text sink at 360 px, {count} deltas of {len(delta):,} chars (1 MB), each with a frame's work "
-          f"(seams, layout, scroll to the end), median ms: deltas {WARM}-{samples} {sink_start:.2f}, last "
-          f"{samples - WARM} {sink_end:.2f}"
-          f" (end/start {sink_ratio:.2f}x, {bench['segments']} segments); peer (one Text node in "
-          f"one paragraph): first {peer_start:.2f}, last {peer_end:.2f} (end/start {peer_ratio:.2f}x); at the end "
-          f"the sink costs {sink_end / max(peer_end, floor):.3f}x the peer")
+
+    def medians(ms: dict[str, list[float]]) -> tuple[float, float, float]:
+        short, long = statistics.median(ms["short"]), statistics.median(ms["long"])
+        return short, long, long / max(short, floor)
+
+    sink_short, sink_long, sink_ratio = medians(bench["sink"])
+    peer_short, peer_long, peer_ratio = medians(bench["peer"])
+    print(f"\n[e2e] text sink at 360 px, deltas of {len(delta):,} chars, each with a frame's work (seams, layout, "
+          f"scroll to the end), {pairs} paired appends, median ms: short ({warm} deltas shown) {sink_short:.2f}, "
+          f"long ({count} deltas, 1 MB, {bench['segments']} segments) {sink_long:.2f}: {sink_ratio:.2f}x. Peer (one "
+          f"Text node in one paragraph, {peer_pairs} pairs): short {peer_short:.2f}, long {peer_long:.2f}: "
+          f"{peer_ratio:.1f}x. At 1 MB the sink costs {sink_long / max(peer_long, floor):.3f}x the peer")
     # The measurement sees growth where there is growth (the peer), and the sink shows none to speak of.
     assert peer_ratio > 5, "the benchmark did not see the peer's cost grow: it measures nothing"
-    assert sink_ratio < 3, f"the sink's cost per delta grew {sink_ratio:.1f}x over the answer"
-    assert sink_end < peer_end / 5
+    assert sink_ratio < 3, f"the sink's cost per delta at 1 MB is {sink_ratio:.1f}x its cost at the start"
+    assert sink_long < peer_long / 5
     watch.assert_clean(since)
 
 
