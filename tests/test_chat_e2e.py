@@ -351,6 +351,12 @@ def test_retry_sends_the_same_request_again_until_the_retry_advice_says_stop(des
         assert desktop.locator(".turn").count() == turns, "a retry is the same question, not a new one"
         assert desktop.locator(".turn").last.locator(".attempt").count() == number
         assert desktop.get_by_test_id("provisional").count() == 1, "hooks left on an older attempt"
+    # Each attempt shows its number; the older ones say they were retried instead of offering to try again.
+    attempts = desktop.locator(".turn").last.locator(".attempt")
+    assert attempts.locator(".attempt-number").all_inner_texts() == ["Attempt 1", "Attempt 2", "Attempt 3"]
+    older = attempts.locator(".outcome-sentence").all_inner_texts()[:2]
+    assert [sentence.endswith(f"Retried below as attempt {n}.") for n, sentence in enumerate(older, 2)] == [True] * 2
+    assert not any("try again" in sentence for sentence in older), older
     # The third attempt used up the advice's attempts: no more Retry, and the sentence no longer offers it.
     assert desktop.get_by_test_id("retry").is_hidden()
     assert "try again" not in again.sentence

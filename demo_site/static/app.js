@@ -21,7 +21,7 @@
 import { createClient } from "/webclient/webclient.mjs";
 import { TimelineChart } from "./chart.js";
 import { Follower } from "./follow.js";
-import { describeOutcome } from "./outcomes.js";
+import { describeOutcome, RETRY_NOTE } from "./outcomes.js";
 import { alignSeams, setFrameScheduler, TextSink } from "./text_sink.js";
 import { ToolCard } from "./tool_card.js";
 
@@ -204,7 +204,12 @@ class Attempt {
     this.technical = part(".technical-list");
     this.outcomeToken = part(".outcome-token");
     this.stageToken = part(".stage-token");
-    if (number > 1) part(".attempt-title").textContent = `Model answer, attempt ${number}`;
+    this.number = number;
+    this.numberTag = part(".attempt-number");
+    if (number > 1) {
+      part(".attempt-title").textContent = `Model answer, attempt ${number}`;
+      this._showNumber();
+    }
     this.sink = new TextSink(this.provisional);
     this.channelSinks = new Map();
     this.cards = new Map();
@@ -219,9 +224,18 @@ class Attempt {
     this.retryButton.hidden = true;   // only the latest question can be retried
   }
 
+  /** A Retry started the next attempt: this one says so (instead of offering to try again) and shows its number. */
   supersede() {
     this.root.dataset.superseded = "true";
-    this.sentence.append(" Retried below.");
+    this._showNumber();
+    const sentence = this.said?.sentence ?? this.sentence.textContent;
+    const offered = sentence.endsWith(RETRY_NOTE) ? sentence.slice(0, -RETRY_NOTE.length) : sentence;
+    this.sentence.textContent = `${offered} Retried below as attempt ${this.number + 1}.`;
+  }
+
+  _showNumber() {
+    this.numberTag.textContent = `Attempt ${this.number}`;
+    this.numberTag.hidden = false;
   }
 
   textDelta(u) {
