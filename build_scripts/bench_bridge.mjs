@@ -1,174 +1,225 @@
-// Bridge benchmark: per-chunk cost of webclient.browser's read loops, and decode+SSE throughput against
-// eventsource-parser, on the same bytes in the same JS runtime (Node here; Chromium through bench_bridge.py).
+// Bridge benchmark, the measuring half: webclient inside Pyodide against the fastest JS way to parse the same SSE
+// bytes, in the same JS runtime, in one run. build_scripts/bench_bridge.py builds the inputs and prints the table.
 //
-//   node build_scripts/bench_bridge.mjs --pyodide DIR --wheel PATH [--mib 10] [--chunk 1024] [--runs 5]
+//   node build_scripts/bench_bridge.mjs --site DIR --runs N --chunk BYTES [--shape NAME]...
 //
-// Prints one JSON object on stdout. The same runBench() is imported by the Chromium page that bench_bridge.py
-// serves, so both runtimes measure exactly the same code. Variants (best of --runs after one warm-up):
-//   js_read          JS only: reader.read() loop over the stream, touching each chunk's length
-//   js_decode_sse    JS only: stream.pipeThrough(TextDecoderStream) -> eventsource-parser 4.x feed()
-//   py_pull          webclient.browser.read_chunks(fast=False): await reader.read() per chunk, Uint8Array -> bytes
-//   py_fast          webclient.browser.read_chunks(fast=True): the JS pump calling a Python proxy per chunk
-//   py_decode_sse    read_chunks(fast=True) feeding EventStreamParser (UTF-8 decode + WHATWG SSE), i.e. the whole
-//                    decode+SSE path with the bytes arriving from JS
-//   py_decode_sse_local   EventStreamParser over the same chunks already in Python memory (no bridge)
-//   py_session_fast / py_session_pull   BrowserStream end to end (fetch stand-in -> gate -> StreamSession for
-//                    openai-chat -> updates), for information
-// Every stream is a fresh ReadableStream over the same pre-cut Uint8Array chunks.
+// DIR is what bench_bridge.py writes: the widget kit folder at DIR/webclient/ (Pyodide, the kit's own lock and our
+// wheel, the kit's pump.mjs), the streams at DIR/shapes/NAME.sse with DIR/shapes/index.json, eventsource-parser at
+// DIR/eventsource-parser/. Prints one JSON object on stdout. In Chromium the same runBench() runs inside a module
+// Web Worker (bench_worker.mjs), booted exactly as the kit's worker boots, so both runtimes measure the same code
+// on the path the demo uses: the kit's static pump (registered as webclient_pump), the fast path, one Pyodide.
+//
+// Per stream, each run times every contender once, in rotating order, on a fresh ReadableStream over the same
+// pre-cut Uint8Array chunks (--chunk bytes each):
+//   esp_td         the peer: eventsource-parser 4.x fed by one TextDecoder({stream: true}), reader.read() loop
+//   esp_tds        the second, labelled baseline: eventsource-parser fed by stream.pipeThrough(TextDecoderStream)
+//   wc_bridge      webclient decode+SSE through the bridge: read_batches(fast=True) (the kit's pump) feeding one
+//                  EventStreamParser, which is exactly BrowserStream's read + parse step
+//   wc_per_chunk   the bridge before read-ahead, for the account: a JS loop calling Python once per chunk, one
+//                  EventStreamParser.feed per chunk
+//   wc_local       EventStreamParser over the same chunks already in Python memory (no bridge at all)
+//   wc_local_batch the same in pieces the size of the bridge's batches (what is left is the bridge's own cost)
+// and for streams of one route (not the concatenated recordings) the full session:
+//   js_floor       eventsource-parser + TextDecoder + JSON.parse of every event's data: the least a JS client does
+//   wc_session     start_stream (the kit worker's call) with a fetch stand-in over the chunks: gate, decode, SSE,
+//                  route accumulation, schema/completion checks, updates as plain JS objects (onUpdates)
+// Times are per run; bench_bridge.py takes medians and the median of the per-run ratios.
 
 const PY_SETUP = `
 import asyncio
-from webclient import EventStreamParser
-from webclient.browser import BrowserStream, read_chunks
+from pyodide.ffi import create_proxy
+from webclient import EventStreamParser, SSEEvent
+from webclient.browser import fast_path, read_batches, start_stream
 
-def _start(coro):
-    return asyncio.ensure_future(coro)
+LOCAL = {}
 
-async def _null(stream, fast):
-    total = 0
-    def sink(data):
-        nonlocal total
-        total += len(data)
-        return False
-    await read_chunks(stream.getReader(), sink, fast=fast)
-    return total
+def _count(items):
+    return sum(1 for item in items if isinstance(item, SSEEvent))
 
-async def _sse(stream):
+async def _bridge(stream):
     parser = EventStreamParser()
     count = 0
-    def sink(data):
+    def on_batch(data, sizes):
         nonlocal count
-        count += len(parser.feed(data))
+        count += _count(parser.feed(data))
         return False
-    await read_chunks(stream.getReader(), sink, fast=True)
-    parser.close()
-    return count
+    await read_batches(stream.getReader(), on_batch, fast=True)
+    return count + _count(parser.close())
 
-_LOCAL_CHUNKS = []
-
-def prepare_local(u8, size):
-    data = u8.to_bytes()
-    _LOCAL_CHUNKS[:] = [data[i : i + size] for i in range(0, len(data), size)]
-    return len(_LOCAL_CHUNKS)
-
-def sse_local():
+async def _per_chunk(stream, loop):
     parser = EventStreamParser()
     count = 0
-    for data in _LOCAL_CHUNKS:
-        count += len(parser.feed(data))
-    parser.close()
-    return count
+    def feed(chunk):
+        nonlocal count
+        count += _count(parser.feed(chunk.to_bytes()))
+        return False
+    proxy = create_proxy(feed)
+    try:
+        await loop(stream.getReader(), proxy)
+    finally:
+        proxy.destroy()
+    return count + _count(parser.close())
 
-async def _session(fetch, fast):
-    stream = BrowserStream("http://bench.invalid/v1/chat/completions", "openai-chat", fast=fast, fetch=fetch)
-    result = await stream.run()
-    return result.outcome.value + ":" + str(result.telemetry.complete_sse_event_count)
+def prepare_local(name, u8, size, batch):
+    data = u8.to_bytes()
+    LOCAL[name] = [data[i : i + size] for i in range(0, len(data), size)]
+    LOCAL[name, "batches"] = [data[i : i + batch] for i in range(0, len(data), batch)]
+    return len(LOCAL[name])
 
-bench_null = lambda stream, fast: _start(_null(stream, fast))
-bench_sse = lambda stream: _start(_sse(stream))
-bench_session = lambda fetch, fast: _start(_session(fetch, fast))
+def local(name, batches=False):
+    parser = EventStreamParser()
+    count = 0
+    for chunk in LOCAL[(name, "batches") if batches else name]:
+        count += _count(parser.feed(chunk))
+    return count + _count(parser.close())
+
+bench_bridge = lambda stream: asyncio.ensure_future(_bridge(stream))
+bench_per_chunk = lambda stream, loop: asyncio.ensure_future(_per_chunk(stream, loop))
 `;
 
-const CONTENT = "Grüße aus Zürich – € 5 😀 naïve café ";
-
-/** ~mib MiB of openai-chat SSE (raw UTF-8 deltas), ending with a stop chunk and [DONE]. */
-export function makeData(mib) {
-  const enc = new TextEncoder();
-  const target = mib * 1024 * 1024;
-  const parts = [];
-  let size = 0;
-  for (let i = 0; size < target; i++) {
-    const ev = enc.encode(`data: {"id":"c1","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"${CONTENT}${i}"},"finish_reason":null}]}\n\n`);
-    parts.push(ev);
-    size += ev.length;
+/** The fast path's loop before read-ahead: one call into Python per chunk. */
+async function perChunkLoop(reader, feed) {
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done || feed(value)) return;
   }
-  parts.push(enc.encode('data: {"id":"c1","object":"chat.completion.chunk","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n'));
-  const all = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) { all.set(p, at); at += p.length; }
-  return { bytes: all, events: parts.length + 1 };
 }
 
 function cut(bytes, size) {
   const chunks = [];
-  for (let i = 0; i < bytes.length; i += size) chunks.push(bytes.slice(i, i + size));
+  for (let i = 0; i < bytes.length; i += size) chunks.push(bytes.subarray(i, i + size).slice());
   return chunks;
 }
 
+/** A fresh stream over the chunks, each one there as soon as it is read for (a fast network, or a slow consumer). */
 function streamOf(chunks) {
   let i = 0;
   return new ReadableStream({ pull(ctl) { if (i < chunks.length) ctl.enqueue(chunks[i++]); else ctl.close(); } });
 }
 
-async function best(runs, fn) {
-  await fn(); // warm-up
-  let min = Infinity;
-  let check;
-  for (let r = 0; r < runs; r++) {
-    const t0 = performance.now();
-    check = await fn();
-    min = Math.min(min, performance.now() - t0);
+/** The peer: eventsource-parser fed by one TextDecoder({stream: true}) from `reader`; with `json`, every event's
+ *  data is JSON.parse'd too (the least a JS client does with it). The number of events. */
+export async function espTextDecoder(createParser, reader, json) {
+  let count = 0;
+  const parser = createParser({ onEvent: json ? (e) => { if (e.data !== "[DONE]") JSON.parse(e.data); count += 1; }
+                                                : () => { count += 1; } });
+  const decoder = new TextDecoder();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    parser.feed(decoder.decode(value, { stream: true }));
   }
-  return { ms: min, check };
+  parser.feed(decoder.decode());
+  return count;
 }
 
-export async function runBench(py, { createParser, mib = 10, chunk = 1024, runs = 5, runtime = "node" }) {
-  const { bytes, events } = makeData(mib);
-  const chunks = cut(bytes, chunk);
-  await py.runPythonAsync(PY_SETUP);
-  const g = (name) => py.globals.get(name);
-  const fns = ["bench_null", "bench_sse", "bench_session", "sse_local", "prepare_local"].map(g);
-  const [benchNull, benchSse, benchSession, sseLocal, prepareLocal] = fns;
-  if (prepareLocal(bytes, chunk) !== chunks.length) throw new Error("local chunking differs");
-  const fetchFor = () => async () => new Response(streamOf(chunks), { status: 200, headers: { "content-type": "text/event-stream" } });
+async function espTextDecoderStream(createParser, chunks) {
+  let count = 0;
+  const parser = createParser({ onEvent: () => { count += 1; } });
+  const reader = streamOf(chunks).pipeThrough(new TextDecoderStream()).getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    parser.feed(value);
+  }
+  return count;
+}
 
-  const results = {
-    runtime, bytes: bytes.length, chunks: chunks.length, chunk_size: chunk, sse_events: events, runs,
-    variants: {},
-  };
-  const v = results.variants;
-  v.js_read = await best(runs, async () => {
-    const reader = streamOf(chunks).getReader();
-    let n = 0;
-    for (;;) { const { done, value } = await reader.read(); if (done) break; n += value.length; }
-    return n;
-  });
-  v.js_decode_sse = await best(runs, async () => {
-    let count = 0;
-    const parser = createParser({ onEvent: () => { count += 1; } });
-    const reader = streamOf(chunks).pipeThrough(new TextDecoderStream()).getReader();
-    for (;;) { const { done, value } = await reader.read(); if (done) break; parser.feed(value); }
-    return count;
-  });
-  v.py_pull = await best(runs, () => benchNull(streamOf(chunks), false));
-  v.py_fast = await best(runs, () => benchNull(streamOf(chunks), true));
-  v.py_decode_sse = await best(runs, () => benchSse(streamOf(chunks)));
-  v.py_decode_sse_local = await best(runs, async () => sseLocal());
-  v.py_session_fast = await best(Math.min(runs, 3), () => benchSession(fetchFor(), true));
-  v.py_session_pull = await best(Math.min(runs, 3), () => benchSession(fetchFor(), false));
-  for (const f of fns) f.destroy();
-  return results;
+/**
+ * @param py        a booted Pyodide with webclient installed and the kit's pump registered as webclient_pump
+ * @param shapes    [{name, bytes: Uint8Array, events, route: string | null, outcome, session_events}]
+ *                  (bench_bridge.py's shapes/index.json plus the bytes)
+ */
+export async function runBench(py, { createParser, shapes, batchBytes, chunk = 1024, runs = 7, runtime = "?",
+                                     log = () => {} }) {
+  await py.runPythonAsync(PY_SETUP);
+  const names = ["bench_bridge", "bench_per_chunk", "local", "prepare_local", "start_stream", "fast_path"];
+  const [benchBridge, benchPerChunk, local, prepareLocal, startStream, fastPath] = names.map((n) => py.globals.get(n));
+  const out = { runtime, chunk, runs, batch_bytes: batchBytes, fast_path: fastPath(), pyodide: py.version, shapes: {} };
+  for (const shape of shapes) {
+    const chunks = cut(shape.bytes, chunk);
+    // The bridge's batches, once the stream keeps up: a chunk and the queued ones up to BATCH_BYTES beyond it.
+    const batch = chunk * (Math.ceil(batchBytes / chunk) + 1);
+    if (prepareLocal(shape.name, shape.bytes, chunk, batch) !== chunks.length) throw new Error("local chunking differs");
+    const contenders = {
+      esp_td: () => espTextDecoder(createParser, streamOf(chunks).getReader(), false),
+      esp_tds: () => espTextDecoderStream(createParser, chunks),
+      wc_bridge: () => benchBridge(streamOf(chunks)),
+      wc_per_chunk: () => benchPerChunk(streamOf(chunks), perChunkLoop),
+      wc_local: async () => local(shape.name),
+      wc_local_batch: async () => local(shape.name, true),
+    };
+    if (shape.route) {
+      contenders.js_floor = () => espTextDecoder(createParser, streamOf(chunks).getReader(), true);
+      contenders.wc_session = async () => {
+        let updates = 0;
+        const fetch = async () => new Response(streamOf(chunks), { headers: { "content-type": "text/event-stream" } });
+        const handle = startStream({ url: "https://bench.invalid/stream", route: shape.route, fetch, fast: true,
+                                     limits: shape.limits,
+                                     deadlines: { total_ms: null, idle_ms: null, first_event_ms: null },
+                                     onUpdates: (batch) => { updates += batch.length; } });
+        const result = await handle.result;
+        if (result.outcome !== shape.outcome) throw new Error(`${shape.name}: session ended ${result.outcome}`);
+        return result.telemetry.complete_sse_event_count;
+      };
+    }
+    const keys = Object.keys(contenders);
+    const record = { events: shape.events, bytes: shape.bytes.length, chunks: chunks.length, times: {} };
+    for (const key of keys) {
+      const got = await contenders[key]();  // warm-up, and every contender must see every event
+      const want = key === "wc_session" ? shape.session_events : shape.events;
+      if (got !== want) throw new Error(`${shape.name}: ${key} counted ${got} events, expected ${want}`);
+      record.times[key] = [];
+    }
+    for (let run = 0; run < runs; run++) {
+      const order = keys.slice(run % keys.length).concat(keys.slice(0, run % keys.length));
+      for (const key of order) {
+        const t0 = performance.now();
+        await contenders[key]();
+        record.times[key].push(performance.now() - t0);
+      }
+    }
+    out.shapes[shape.name] = record;
+    log(`${runtime}: ${shape.name} done`);
+  }
+  for (const fn of [benchBridge, benchPerChunk, local, prepareLocal, startStream, fastPath]) fn.destroy();
+  return out;
+}
+
+/** Boot Pyodide from the kit folder as the kit's worker does: the kit's lock, our wheel, the static pump. */
+export async function bootLikeTheKit({ runtimeURL, lockURL, pump, loadPyodide }) {
+  const py = await loadPyodide({ indexURL: runtimeURL, lockFileURL: lockURL, packages: ["webclient"],
+                                 stdout: () => {}, stderr: () => {} });
+  py.registerJsModule("webclient_pump", { pump });
+  py.pyimport("webclient.browser");
+  return py;
 }
 
 // -- Node entry point ------------------------------------------------------------------------------------------
 
 async function main() {
-  const { default: path } = await import("node:path");
-  const { pathToFileURL } = await import("node:url");
+  const [{ default: path }, { default: fs }, { pathToFileURL }] = await Promise.all(
+    [import("node:path"), import("node:fs"), import("node:url")]);
   const args = process.argv.slice(2);
   const opt = (name, dflt) => { const i = args.indexOf(`--${name}`); return i >= 0 ? args[i + 1] : dflt; };
-  const pyodideDir = path.resolve(opt("pyodide"));
-  const { loadPyodide } = await import(pathToFileURL(path.join(pyodideDir, "pyodide.mjs")).href);
-  const { createParser } = await import(pathToFileURL(path.resolve(opt("eventsource-parser"))).href);
-  const py = await loadPyodide({ indexURL: pyodideDir + path.sep, stdout: (s) => process.stderr.write(s + "\n") });
-  const errors = [];
-  const loaded = await py.loadPackage([path.resolve(opt("wheel"))], { messageCallback: () => {}, errorCallback: (m) => errors.push(m) });
-  if (errors.length || loaded.length !== 1) throw new Error(`wheel install failed: ${errors.join("; ")}`);
-  const results = await runBench(py, { createParser, mib: Number(opt("mib", 10)), chunk: Number(opt("chunk", 1024)),
-                                       runs: Number(opt("runs", 5)), runtime: `node ${process.version}` });
-  process.stdout.write(JSON.stringify(results) + "\n");
+  const site = path.resolve(opt("site"));
+  const kit = path.join(site, "webclient");
+  const dir = (prefix) => fs.readdirSync(kit).find((n) => n.startsWith(`${prefix}-`));
+  const runtime = path.join(kit, dir("runtime"));
+  const { loadPyodide } = await import(pathToFileURL(path.join(runtime, "pyodide.mjs")).href);
+  const { pump, BATCH_BYTES } = await import(pathToFileURL(path.join(kit, dir("kit"), "pump.mjs")).href);
+  const { createParser } = await import(pathToFileURL(path.join(site, "eventsource-parser", "index.js")).href);
+  const py = await bootLikeTheKit({ runtimeURL: runtime + path.sep, lockURL: path.join(kit, dir("wheels"),
+                                    "pyodide-lock.json"), pump, loadPyodide });
+  const index = JSON.parse(fs.readFileSync(path.join(site, "shapes", "index.json"), "utf8"));
+  const shapes = index.map((s) => ({ ...s, bytes: new Uint8Array(fs.readFileSync(path.join(site, "shapes", s.file))) }));
+  const result = await runBench(py, { createParser, shapes, batchBytes: BATCH_BYTES, chunk: Number(opt("chunk", 1024)),
+                                      runs: Number(opt("runs", 7)), runtime: `Node ${process.version}`,
+                                      log: (m) => process.stderr.write(m + "\n") });
+  process.stdout.write(JSON.stringify(result) + "\n");
 }
 
-if (typeof process !== "undefined" && process.argv && import.meta.url === (await import("node:url")).pathToFileURL(process.argv[1]).href) {
+if (typeof process !== "undefined" && process.argv?.[1] &&
+    import.meta.url === (await import("node:url")).pathToFileURL(process.argv[1]).href) {
   await main();
 }

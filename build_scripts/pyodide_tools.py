@@ -25,6 +25,7 @@ Pyodide; the harness itself exits 70 when it cannot set Pyodide up. Tool errors 
 from __future__ import annotations
 
 import argparse
+import base64
 import gzip
 import hashlib
 import json
@@ -309,7 +310,7 @@ def cmd_wheel() -> Path:
 #: serve) and ``pyodide.js``, the classic-script loader, is not needed by an ES module.
 KIT_RUNTIME_FILES = ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip")
 #: The kit's JS files loaded from its content-hashed ``kit-…`` directory (webclient.mjs finds them by MANIFEST).
-KIT_MODULES = ("worker.mjs", "pump.mjs")
+KIT_MODULES = ("worker.mjs", "pump.mjs", "snapshots.mjs")
 #: Hex digits of sha256 in a content-hashed directory name, ``<prefix>-<hex>``: the demo server serves every path
 #: with such a segment as immutable (interfaces.md), so a changed file must get a new directory name.
 HASH_CHARS = 16
@@ -382,7 +383,7 @@ def kit_plan(wheel: Path) -> dict[str, Source]:
         runtime-<hash>/   the npm runtime files, micropip's wheel and a pyodide-lock.json listing micropip, so a
                           stock ``loadPyodide({indexURL})`` + ``loadPackage("micropip")`` works offline
         wheels-<hash>/    our wheel and the lock the kit boots with (webclient + micropip from runtime-<hash>/)
-        kit-<hash>/       worker.mjs, pump.mjs
+        kit-<hash>/       worker.mjs, pump.mjs, snapshots.mjs
     """
     npm_lock = json.loads((PYODIDE_PKG / "pyodide-lock.json").read_text())
     [micropip] = [WHEELS_DIR / w.file_name for w in PINNED_WHEELS if w.role == "site"]
@@ -399,8 +400,12 @@ def kit_plan(wheel: Path) -> dict[str, Source]:
     # the wasm: reading a clone of its response costs Chromium's compiled-code cache (measured: a reload ~0.5 s
     # slower), so it streams into WebAssembly compilation untouched, in parallel with these.
     counted = {f"{runtime_dir}/python_stdlib.zip": runtime["python_stdlib.zip"], f"{wheels_dir}/{wheel.name}": wheel}
+    # The worker installs our wheel itself (so that it can snapshot the result; see the kit's snapshots.mjs):
+    # its name and Subresource Integrity, as the lock gives them to Pyodide's loader.
+    integrity = "sha256-" + base64.b64encode(hashlib.sha256(wheel.read_bytes()).digest()).decode()
     manifest = {"version": wheel.name.split("-")[1], "kit": f"{kit_dir}/", "runtime": f"{runtime_dir}/",
-                "wheels": f"{wheels_dir}/", "files": {path: _size(src) for path, src in counted.items()}}
+                "wheels": f"{wheels_dir}/", "files": {path: _size(src) for path, src in counted.items()},
+                "wheel": {"file": wheel.name, "integrity": integrity}}
     entry = (KIT_SOURCES / "webclient.mjs").read_text()
     entry, found = _MANIFEST.subn(lambda _: json.dumps(manifest), entry)
     if found != 1:

@@ -33,8 +33,9 @@ def _deadlines(spec: dict[str, float | None] | None) -> Deadlines | None:
     return None if spec is None else Deadlines(**spec)
 
 
-def _fetch_from(chunks: list[bytes], status: int, content_type: str | None) -> Any:
-    return js.bridgeFetchFrom(to_js(chunks), status, content_type)
+def _fetch_from(chunks: list[bytes], status: int, content_type: str | None, spaced: bool = False) -> Any:
+    options = to_js({"spaced": spaced}, dict_converter=js.Object.fromEntries)
+    return js.bridgeFetchFrom(to_js(chunks), status, content_type, options)
 
 
 async def run_stream(*, url: str = "http://127.0.0.1:9/unused", route: str = "openai-chat", fast: bool = False,
@@ -105,15 +106,17 @@ async def run_stream(*, url: str = "http://127.0.0.1:9/unused", route: str = "op
 
 
 async def chunkings(*, data_b64: str, cut_lists: list[list[int]], route: str = "openai-chat",
-                    fast: bool = False) -> dict[str, Any]:
-    """Stream the same bytes cut at each list of offsets through a JS ReadableStream; report per chunking the
-    comparable result and the concatenated provisional text and tool-input fragments."""
+                    fast: bool = False, spaced: bool = False) -> dict[str, Any]:
+    """Stream the same bytes cut at each list of offsets through a JS ReadableStream (``spaced``: each chunk in a
+    task of its own); report per chunking the comparable result, the chunk count in its telemetry, the
+    concatenated provisional text and tool-input fragments, and how many times the session was fed (the fast
+    path feeds the chunks it finds already queued as one batch)."""
     data = base64.b64decode(data_b64)
     runs = []
     for cuts in cut_lists:
         points = [0, *sorted(c for c in set(cuts) if 0 < c < len(data)), len(data)]
         chunks = [data[a:b] for a, b in itertools.pairwise(points)]
-        fake = _fetch_from(chunks, 200, "text/event-stream")
+        fake = _fetch_from(chunks, 200, "text/event-stream", spaced)
         stream = BrowserStream("http://127.0.0.1:9/unused", route, fast=fast, fetch=fake)
         texts: list[str] = []
         fragments: list[str] = []
@@ -127,20 +130,57 @@ async def chunkings(*, data_b64: str, cut_lists: list[list[int]], route: str = "
 
         result = await stream.run(on_update)
         runs.append({"chunks": len(chunks), "pulled": fake.state.pulled, "text": "".join(texts),
-                     "fragments": "".join(fragments), "result": comparable(result.to_dict())})
+                     "fragments": "".join(fragments), "result": comparable(result.to_dict()),
+                     "chunk_count": result.telemetry.chunk_count,
+                     "feeds": stream._session._parser.chunk_count})  # non-empty feeds of the session
     return {"runs": runs}
+
+
+async def batches(*, chunks_b64: list[str], fast: bool = True, spaced: bool = False, error_after: int | None = None,
+                  stop_at: int | None = None) -> dict[str, Any]:
+    """Read a JS stream of exactly these chunks with read_batches and, separately, read_chunks; report each
+    batch's sizes and whether its bytes are the chunks' concatenation, the chunks read_chunks handed over (until
+    ``on_bytes`` returned true at chunk ``stop_at``), what the stream handed out, and what was raised."""
+    from webclient.browser import read_batches, read_chunks
+
+    chunks = [base64.b64decode(c) for c in chunks_b64]
+    out: dict[str, Any] = {}
+    for how in ("batches", "chunks"):
+        fake = js.bridgeStreamFrom(to_js(chunks), spaced, error_after)
+        seen: list[Any] = []
+        raised = None
+
+        def on_batch(data: bytes, sizes: list[int], seen: list[Any] = seen) -> bool:
+            at = sum(sum(s) for s, _ in seen)
+            seen.append((sizes, data == b"".join(chunks)[at : at + len(data)] and sum(sizes) == len(data)))
+            return False
+
+        def on_bytes(data: bytes, seen: list[Any] = seen) -> bool:
+            seen.append(base64.b64encode(data).decode())
+            return stop_at is not None and len(seen) == stop_at
+
+        try:
+            if how == "batches":
+                await read_batches(fake.stream.getReader(), on_batch, fast=fast)
+            else:
+                await read_chunks(fake.stream.getReader(), on_bytes, fast=fast)
+        except JsException as exc:
+            raised = exc.name
+        out[how] = {"seen": seen, "pulled": fake.state.pulled, "raised": raised}
+    return out
 
 
 async def js_entry_point(*, url: str, route: str = "openai-chat", fast: bool = False, cancel_after: int = 0,
                          throw_after: int = 0, deadlines: dict[str, float | None] | None = None,
-                         resume: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Drive start_stream() the way a JavaScript page would, with JS callbacks; report what they received."""
+                         resume: dict[str, Any] | None = None, **options: Any) -> dict[str, Any]:
+    """Drive start_stream() the way a JavaScript page would, with JS callbacks; report what they received.
+    ``options``: more start_stream options, as given."""
     col = js.bridgeCollector(cancel_after, throw_after)
     spec: dict[str, Any] = {"url": url, "route": route, "fast": fast, "body": {"model": "m", "stream": True},
-                            "deadlines": deadlines or {}}
+                            "deadlines": deadlines or {}, **options}
     if resume is not None:
         spec["resume"] = resume
-    options = to_js(spec, dict_converter=js.Object.fromEntries)
+    options = js.JSON.parse(json.dumps(spec))  # a page's plain object: None is null (to_js would give undefined)
     options.onUpdate = col.onUpdate
     options.onResult = col.onResult
     options.onChunk = col.onChunk

@@ -39,19 +39,30 @@ function parseArgs(argv) {
   return opts;
 }
 
-// A fetch() stand-in answering every call with a Response whose body is a ReadableStream handing out exactly the
-// given chunks (Uint8Arrays), one per pull; it records what was pulled and whether the body was cancelled.
-function fetchFrom(chunks, status = 200, contentType = "text/event-stream") {
+// A ReadableStream handing out exactly the given chunks (Uint8Arrays), one per pull, recording in `state` what was
+// pulled and whether it was cancelled. Each chunk is there as soon as it is read for (all "queued", as from a fast
+// network), or, with `spaced`, arrives in a task of its own (as chunks of a slow stream do); with `errorAfter`, the
+// stream errors once that many chunks were pulled.
+function streamFrom(chunks, state, { spaced = false, errorAfter = null } = {}) {
+  let i = 0;
+  const next = (ctl) => {
+    if (errorAfter !== null && i >= errorAfter) ctl.error(new TypeError("network error"));
+    else if (i < chunks.length) { state.pulled += 1; ctl.enqueue(chunks[i++]); } else ctl.close();
+  };
+  return new ReadableStream({
+    pull(ctl) { if (!spaced) next(ctl); else return new Promise((resolve) => setTimeout(() => { next(ctl); resolve(); }, 0)); },
+    cancel() { state.cancelled = true; },
+  }, { highWaterMark: 0 });
+}
+
+// A fetch() stand-in answering every call with a Response whose body is streamFrom(chunks, ..., options); it
+// records what was pulled and whether the body was cancelled.
+function fetchFrom(chunks, status = 200, contentType = "text/event-stream", options = {}) {
   const state = { pulled: 0, cancelled: false, calls: 0 };
   const fetch = async (url, init) => {
     state.calls += 1;
-    let i = 0;
-    const body = new ReadableStream({
-      pull(ctl) { if (i < chunks.length) { state.pulled += 1; ctl.enqueue(chunks[i++]); } else ctl.close(); },
-      cancel() { state.cancelled = true; },
-    }, { highWaterMark: 0 });
     const headers = contentType === null ? {} : { "content-type": contentType };
-    return new Response(body, { status, headers });
+    return new Response(streamFrom(chunks, state, options), { status, headers });
   };
   fetch.state = state;
   return fetch;
@@ -95,6 +106,10 @@ async function main() {
   globalThis.bridgeCounters = () => ({ hiwire: py._module._hiwire_num_refs(), pyproxies: py._module.pyproxy_alloc_map.size });
   globalThis.bridgePyodide = py;
   globalThis.bridgeFetchFrom = fetchFrom;
+  globalThis.bridgeStreamFrom = (chunks, spaced, errorAfter) => {
+    const state = { pulled: 0, cancelled: false };
+    return { stream: streamFrom(chunks, state, { spaced, errorAfter }), state };
+  };
   globalThis.bridgeCollector = collector;
   // The kit's static pump, counted, for the test that registers it (webclient.browser.PUMP_MODULE).
   globalThis.bridgePumpCalls = 0;

@@ -63,6 +63,16 @@ ID_CHAT_EVENTS = [b"id: %d\r\n" % (i + 1) + frame(event)
     frame("[DONE]")]
 
 
+#: A tool-call fragment of a type the openai-chat route does not know.
+UNKNOWN_TOOL = {"index": 0, "id": "call_h", "type": "hologram", "hologram": {"x": 1}}
+#: A complete answer made only of UNKNOWN_TOOL: ``protocol_error`` ``unknown_type`` unless the caller keeps unknown
+#: items (then ``complete``, the fragment in ``items``).
+UNKNOWN_ITEM = frame(chunk(tool=UNKNOWN_TOOL), chunk(finish="tool_calls"), "[DONE]")
+#: DeepSeek-style ``reasoning_content`` before the text: the assistant message carries it back only on request.
+REASONING = frame({**chunk(), "choices": [{"index": 0, "delta": {"reasoning_content": "Thinking…"},
+                                          "finish_reason": None}]}, chunk("Done."), chunk(finish="stop"), "[DONE]")
+
+
 def comparable(result: dict[str, Any]) -> dict[str, Any]:
     """A ``StreamResult.to_dict()`` without the fields that depend on timing or chunking."""
     telemetry = {k: v for k, v in result["telemetry"].items() if k not in VOLATILE_TELEMETRY}

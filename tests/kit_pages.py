@@ -6,6 +6,7 @@
   button's enabled state) after every DOM change, so a test can assert on the whole history of an attempt.
 * ``KIT_API_JS``: drives the kit's API from a page (a second client beside the widget's): a throwing consumer,
   caller bugs, an AbortSignal, a closed client.
+* :func:`options_page`: a page exposing one kit client's ``stream()`` to the test (every stream option).
 * :func:`stock_page`: a page that uses the kit folder's runtime as plain Pyodide, the way the README's micropip
   note describes (stock ``loadPyodide`` + ``loadPackage("micropip")`` + ``micropip.install``), and runs
   ``start_stream`` with the default fast path under a CSP that refuses eval.
@@ -184,3 +185,34 @@ try {
     html = ('<!doctype html><meta charset="utf-8"><title>cross-origin kit</title><link rel="icon" href="data:,">'
             '<script type="module" src="cross.mjs"></script>\n')
     return {"cross.html": html, "cross.mjs": script}
+
+
+#: ``() => [url, ...]``: the keys of the kit's memory-snapshot store in this origin's Cache Storage.
+SNAPSHOT_KEYS_JS = "async () => (await (await caches.open('webclient-snapshots')).keys()).map((r) => r.url)"
+
+
+def options_page() -> dict[str, str]:
+    """A page beside a copy of the kit folder (``webclient/``) that boots one client (``?snapshot=0``: with
+    ``{snapshot: false}``) and exposes ``window.run(options)``: one attempt with ``options`` (a relative ``url`` is
+    the page's server) -> ``{kinds, result, ms}``, or ``{error: {name, message, isUsage}}`` when it rejects. Sets
+    ``window.__ready`` and ``window.__snapshot`` (the client's ``snapshot``)."""
+    script = """
+import { createClient, WebclientUsageError } from "./webclient/webclient.mjs";
+const client = await createClient({ snapshot: new URLSearchParams(location.search).get("snapshot") !== "0" });
+window.__snapshot = client.snapshot;
+window.run = async (options) => {
+  const started = performance.now();
+  const stream = client.stream({ body: { model: "m", stream: true }, ...options });
+  const kinds = [];
+  try {
+    for await (const update of stream) kinds.push(update.kind);
+    return { kinds, result: await stream.result, ms: performance.now() - started };
+  } catch (err) {
+    return { error: { name: err.name, message: err.message, isUsage: err instanceof WebclientUsageError } };
+  }
+};
+window.__ready = true;
+"""
+    html = ('<!doctype html><meta charset="utf-8"><title>kit options</title><link rel="icon" href="data:,">'
+            '<script type="module" src="options.mjs"></script>\n')
+    return {"options.html": html, "options.mjs": script}

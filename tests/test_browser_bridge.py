@@ -30,8 +30,11 @@ from tests.bridge_streams import (
     COMMENT,
     ID_CHAT_EVENTS,
     ID_CHAT_PARTS,
+    REASONING,
     TEXT_PARTS,
     TOOL,
+    UNKNOWN_ITEM,
+    UNKNOWN_TOOL,
     comparable,
     cut_lists,
     expected,
@@ -165,22 +168,72 @@ def closed_port() -> int:
 
 
 @pytest.mark.parametrize("fast", [False, True], ids=["pull", "fast"])
+@pytest.mark.parametrize("spaced", [False, True], ids=["queued", "spaced"])
 @pytest.mark.parametrize("data", [CHAT, TOOL], ids=["text", "tool_call"])
 def test_stream_chunks_split_inside_characters_crlf_and_json_give_the_whole_input_result(
-        pyodide: PyodideNode, data: bytes, fast: bool) -> None:
+        pyodide: PyodideNode, data: bytes, fast: bool, spaced: bool) -> None:
     lists = cut_lists(data)
     reference = expected(data)
     assert reference["outcome"] == "complete"
 
-    runs = pyodide.case("chunkings", data_b64=base64.b64encode(data).decode(), cut_lists=lists, fast=fast)["runs"]
+    runs = pyodide.case("chunkings", data_b64=base64.b64encode(data).decode(), cut_lists=lists, fast=fast,
+                        spaced=spaced)["runs"]
 
     assert len(runs) == len(lists)
     for cuts, run in zip(lists, runs, strict=True):
-        assert run["pulled"] == run["chunks"] == len({c for c in cuts if 0 < c < len(data)}) + 1
+        n = len({c for c in cuts if 0 < c < len(data)}) + 1
+        assert run["pulled"] == run["chunks"] == run["chunk_count"] == n
+        # Chunks that arrive one by one reach the session one by one (cut characters and all); the fast path feeds
+        # the chunks it finds already queued (here all of them: under 16 KiB) as one batch.
+        assert run["feeds"] == (1 if fast and not spaced else n)
         assert run["result"] == reference, f"cuts {cuts}"
         assert run["text"] == reference["text"]
         if reference["tool_calls"]:
             assert json.loads(run["fragments"]) == reference["tool_calls"][0]["arguments"]
+
+
+def test_the_fast_path_hands_over_the_chunks_already_queued_as_batches_of_16_kib_beyond_the_first(
+        pyodide: PyodideNode) -> None:
+    chunks = [bytes([65 + i % 26]) * 1000 for i in range(40)]
+
+    out = pyodide.case("batches", chunks_b64=b64(chunks))
+
+    batches = [len(sizes) for sizes, _ in out["batches"]["seen"]]
+    assert all(whole for _, whole in out["batches"]["seen"])  # each batch is its chunks' bytes, in order
+    assert max(batches) == 17 and len(batches) <= 4  # 1000 + 16 x 1000 >= 16384 ends a batch
+    assert [size for sizes, _ in out["batches"]["seen"] for size in sizes] == [1000] * 40
+    assert out["chunks"]["seen"] == b64(chunks) and out["chunks"]["pulled"] == 40
+
+
+@pytest.mark.parametrize(("fast", "spaced"), [(True, True), (False, False)], ids=["fast-spaced", "pull-queued"])
+def test_chunks_that_arrive_one_by_one_or_through_the_pull_loop_are_batches_of_one(
+        pyodide: PyodideNode, fast: bool, spaced: bool) -> None:
+    chunks = [b"data: %d\n\n" % i for i in range(12)]
+
+    out = pyodide.case("batches", chunks_b64=b64(chunks), fast=fast, spaced=spaced)
+
+    assert [sizes for sizes, _ in out["batches"]["seen"]] == [[len(c)] for c in chunks]
+    assert out["chunks"]["seen"] == b64(chunks)
+
+
+@pytest.mark.parametrize("fast", [False, True], ids=["pull", "fast"])
+def test_chunks_read_before_a_stream_error_are_handed_over_before_the_error_is_raised(
+        pyodide: PyodideNode, fast: bool) -> None:
+    chunks = [b"data: %d\n\n" % i for i in range(5)]
+
+    out = pyodide.case("batches", chunks_b64=b64(chunks), fast=fast, error_after=3)
+
+    assert [size for sizes, _ in out["batches"]["seen"] for size in sizes] == [len(c) for c in chunks[:3]]
+    assert out["chunks"]["seen"] == b64(chunks[:3])
+    assert out["batches"]["raised"] == out["chunks"]["raised"] == "TypeError"
+
+
+def test_read_chunks_stops_inside_a_batch_at_the_chunk_that_asked_to_stop(pyodide: PyodideNode) -> None:
+    chunks = [b"data: %d\n\n" % i for i in range(5)]
+
+    out = pyodide.case("batches", chunks_b64=b64(chunks), stop_at=2)
+
+    assert out["chunks"]["seen"] == b64(chunks[:2]) and out["chunks"]["raised"] is None
 
 
 def test_a_byte_by_byte_stream_is_reported_chunk_by_chunk_in_the_timeline(pyodide: PyodideNode) -> None:
@@ -398,6 +451,11 @@ def test_a_throwing_page_callback_is_reported_and_changes_nothing(
     ({"url": "http://127.0.0.1:9/x", "route": "no-such-route"}, "route"),
     ({"url": "http://127.0.0.1:9/x", "route": "openai-chat", "bogus": 1}, "options take the keys"),
     ({"url": "http://127.0.0.1:9/x", "route": "openai-chat", "deadlines": {"idle": 1}}, "deadlines"),
+    ({"url": "http://127.0.0.1:9/x", "route": "openai-chat", "keep_unknown_items": "yes"}, "keep_unknown_items"),
+    ({"url": "http://127.0.0.1:9/x", "route": "openai-chat", "include_reasoning_content": 1},
+     "include_reasoning_content"),
+    ({"url": "http://127.0.0.1:9/x", "route": "openai-chat", "resume": {"retries": 1}}, "resume"),
+    ({"url": "http://127.0.0.1:9/x", "route": "openai-chat", "limits": {"max_citations": 0}}, "max_citations"),
 ])
 def test_start_stream_rejects_bad_options_with_a_one_line_webclient_usage_error(
         pyodide: PyodideNode, options: dict[str, Any], words: str) -> None:
@@ -566,6 +624,54 @@ def test_start_stream_takes_resume_and_grace_options_in_milliseconds(
 
     assert answer_view(out["resolved"]) == uninterrupted_view(USAGE)[0]
     assert out["updates"][-1]["kind"] == "committed" and out["results"] == [out["resolved"]]
+
+
+def test_start_stream_reads_a_javascript_null_as_none_in_deadlines_and_the_body(
+        pyodide: PyodideNode, server: SSETestServer) -> None:
+    url = server.url(Script([Send(CHAT_HEAD), Stall(30)]))
+
+    out = pyodide.case("js_entry_point", url=url, body={"model": "m", "tool_choice": None},
+                       deadlines={"first_event_ms": None, "total_ms": None, "idle_ms": 300})
+
+    assert (out["resolved"]["outcome"], out["resolved"]["stage"]) == ("timeout", "idle")
+    assert json.loads(server.exchange(url).request_body) == {"model": "m", "tool_choice": None}
+
+
+@pytest.mark.parametrize("keep", [None, False, True], ids=["default", "false", "true"])
+def test_start_stream_keeps_an_unknown_item_only_when_asked(
+        pyodide: PyodideNode, server: SSETestServer, keep: bool | None) -> None:
+    url = server.url(sse_script(UNKNOWN_ITEM, chunk_size=50))
+    extra = {} if keep is None else {"keep_unknown_items": keep}
+
+    out = pyodide.case("js_entry_point", url=url, fast=True, **extra)
+
+    if keep:
+        assert (out["resolved"]["outcome"], out["resolved"]["items"]) == ("complete", [UNKNOWN_TOOL])
+        assert out["resolved"]["tool_calls"] == [] and out["updates"][-1]["kind"] == "committed"
+    else:
+        assert (out["resolved"]["outcome"], out["resolved"]["stage"]) == ("protocol_error", "unknown_type")
+        assert out["resolved"]["committed"] is False
+
+
+@pytest.mark.parametrize("include", [False, True])
+def test_start_stream_puts_reasoning_content_in_the_assistant_message_only_when_asked(
+        pyodide: PyodideNode, server: SSETestServer, include: bool) -> None:
+    url = server.url(sse_script(REASONING, chunk_size=40))
+
+    out = pyodide.case("js_entry_point", url=url, include_reasoning_content=include)
+
+    message = out["resolved"]["assistant_message"]
+    assert (out["resolved"]["outcome"], message["content"]) == ("complete", "Done.")
+    assert message.get("reasoning_content") == ("Thinking…" if include else None)
+
+
+def test_start_stream_passes_the_vocabulary_ceilings_to_the_session(
+        pyodide: PyodideNode, server: SSETestServer) -> None:
+    url = server.url(sse_script(UNKNOWN_ITEM))
+
+    out = pyodide.case("js_entry_point", url=url, keep_unknown_items=True, limits={"max_item_chars": 10})
+
+    assert (out["resolved"]["outcome"], out["resolved"]["stage"]) == ("buffer_limit", "items")
 
 
 # -- the same entry point in Chromium ----------------------------------------------------------------------------

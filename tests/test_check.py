@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 import pytest
 
 from tests.helpers import assert_chunking_invariant
-from tests.route_fixtures import CHAT, Case, cases, comparable, replay, sse
+from tests.route_fixtures import CHAT, GEMINI, Case, cases, comparable, replay, sse
 from webclient import Limits, Outcome, StreamSession
 from webclient._check import (
     CATEGORIES,
@@ -39,6 +39,7 @@ from webclient._check import (
     session_factory,
 )
 from webclient._pipeline import EventStreamParser
+from webclient._routes import ROUTE_NAMES
 from webclient._updates import StreamResult
 from webclient._utf8 import UTF8Decoder
 
@@ -51,9 +52,11 @@ SMALL = CheckConfig(every_position_max=1024, work_budget=48 * 1024, patterns=4)
 
 
 def limits_for(data: bytes) -> Limits:
-    """Ceilings comfortably above the capture's longest line, so injections stay cheap."""
+    """Ceilings comfortably above the capture's longest line and what it retains, so injections
+    (oversized lines and events, growth) stay cheap."""
     longest = max(len(line) for line in data.split(b"\n"))
-    return Limits(max_line_chars=2 * longest + 1024, max_event_chars=4 * longest + 4096)
+    return Limits(max_line_chars=2 * longest + 1024, max_event_chars=4 * longest + 4096,
+                  max_retained_chars=4 * len(data) + 65536)
 
 
 def small_config(data: bytes) -> CheckConfig:
@@ -387,6 +390,44 @@ def test_unbounded_sse_buffers_fail_the_oversized_check_at_the_ceiling() -> None
     assert oversized.first_failure is not None
     assert oversized.first_failure.problem == "no failure one character past the line ceiling"
     assert failed_checks(report) == {"oversized"}
+
+
+UNBOUNDED = {name: 1 << 40 for name in ("max_text_chars", "max_tool_input_chars", "max_tool_calls", "max_blocks",
+                                         "max_item_chars", "max_signature_chars", "max_citations",
+                                         "max_retained_chars")}
+
+
+@pytest.mark.parametrize("route", ROUTE_NAMES)
+def test_a_session_without_retained_or_structure_ceilings_fails_every_growth_case(route: str) -> None:
+    case = next(c for c in COMPLETE if c.route == route)
+    limits = limits_for(case.data)
+    loose = Limits(max_line_chars=limits.max_line_chars, max_event_chars=limits.max_event_chars, **UNBOUNDED)
+    report = check_capture(case.data, session_factory(route, limits=loose), route=route, limits=limits,
+                           config=small_config(case.data))
+    growth = by_name(report)["growth"]
+    assert growth.cases >= 5 and growth.failures == growth.cases
+    assert growth.first_failure is not None and growth.first_failure.problem.endswith("without a ceiling")
+    assert failed_checks(report) == {"growth"}
+
+
+def test_one_structure_left_out_of_the_account_fails_its_growth_case_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    from webclient._routes.openai_chat import OpenAIChatAccumulator
+
+    def alias_without_ceiling(self: Any, st: Any, index: int, call: Any) -> bool:
+        st.by_index[index] = call
+        return True
+
+    monkeypatch.setattr(OpenAIChatAccumulator, "_alias", alias_without_ceiling)
+    growth = by_name(run_check(CHAT, CHAT_DATA))["growth"]
+    assert growth.failures == 1
+    assert growth.first_failure is not None and growth.first_failure.case == "growth:call_index_aliases"
+
+
+def test_growth_cases_trip_within_twice_the_retained_ceiling_at_a_plain_stage() -> None:
+    growth = by_name(run_check(GEMINI, next(c.data for c in COMPLETE if c.route == GEMINI)))["growth"]
+    assert growth.passed and growth.cases == len(growth.coverage["structures"])
+    assert growth.coverage["budget"] == 2 * growth.coverage["retained_ceiling"] + 4 * 64 * 1024
+    assert all("retained" in stages for stages in growth.coverage["structures"].values())
 
 
 def test_a_wrapper_without_pending_counters_cannot_pass_the_memory_bound() -> None:

@@ -6,6 +6,7 @@ precompressed sidecars that decompress to their file, and stale directories remo
 
 from __future__ import annotations
 
+import base64
 import gzip
 import hashlib
 import json
@@ -65,7 +66,7 @@ def test_the_kit_has_fixed_entry_files_and_directories_named_by_their_contents(k
     for prefix, folder in folders.items():
         assert HASHED.match(folder.name)
         assert folder.name == hashed_dir(prefix, dict(plain_files(folder)))
-    assert set(plain_files(folders["kit"])) == {"worker.mjs", "pump.mjs"}
+    assert set(plain_files(folders["kit"])) == {"worker.mjs", "pump.mjs", "snapshots.mjs"}
     assert {"pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip",
             "pyodide-lock.json"} <= set(plain_files(folders["runtime"]))
 
@@ -100,6 +101,9 @@ def test_webclient_mjs_names_the_hashed_directories_and_the_sizes_it_counts(kit:
     assert {manifest[k] for k in ("runtime", "wheels", "kit")} == {f"{p.name}/" for p in folders.values()}
     assert manifest["files"] and all((kit / path).stat().st_size == n for path, n in manifest["files"].items())
     assert any(path.endswith("python_stdlib.zip") for path in manifest["files"])
+    wheel = folders["wheels"] / manifest["wheel"]["file"]
+    digest = base64.b64encode(hashlib.sha256(wheel.read_bytes()).digest()).decode()
+    assert manifest["wheel"]["integrity"] == f"sha256-{digest}"
 
 
 def test_sidecars_decompress_to_their_file_and_skip_what_does_not_shrink(kit: Path) -> None:
@@ -145,3 +149,22 @@ def test_the_readme_embeds_the_example_widget_verbatim_in_under_40_lines() -> No
 
     assert blocks[:2] == [("html", html), ("js", js)]
     assert len(html.splitlines()) + len(js.splitlines()) < 40
+
+
+def _code(text: str) -> str:
+    """JavaScript without ``//`` comments and with whitespace collapsed."""
+    return " ".join(re.sub(r"//[^\n]*", "", text).split())
+
+
+def test_the_pump_webclient_compiles_with_eval_is_the_kits_static_pump() -> None:
+    from webclient import browser
+
+    module = (REPO / "demo_site" / "kit" / "pump.mjs").read_text()
+    batch = re.search(r"export const BATCH_BYTES = (\d+);", module)
+    head = "export async function pump(reader, feed) {"
+    assert batch is not None and head in module
+    static = f"const BATCH_BYTES = {batch.group(1)};" + module[module.index(head) + len(head) : module.rindex("}")]
+    inline = browser._PUMP_SOURCE
+    assert inline.startswith("(async (reader, feed) => {") and inline.endswith("})")
+
+    assert _code(inline[len("(async (reader, feed) => {") : -2]) == _code(static)

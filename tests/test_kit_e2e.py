@@ -14,6 +14,7 @@ One site build, one demo server and one browser per module; a fresh context per 
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import shutil
@@ -32,15 +33,29 @@ sync_api = pytest.importorskip("playwright.sync_api")
 
 from demo_site import server as demo_server  # noqa: E402  (after the importorskip guards)
 from demo_site.upstream import UpstreamConfig  # noqa: E402
+from tests.bridge_streams import CHAT, REASONING, TOOL, UNKNOWN_ITEM, UNKNOWN_TOOL, comparable  # noqa: E402
 from tests.e2e_helpers import CHROMIUM, CHROMIUM_ARGS, server_stats, wait_for_stat  # noqa: E402
 from tests.kit_pages import (  # noqa: E402
     KIT_API_JS,
+    SNAPSHOT_KEYS_JS,
     STRICT_SCRIPT_SRC,
     WIDGET_RECORDER_JS,
     cross_origin_page,
+    options_page,
     static_server,
     stock_page,
 )
+from tests.resume_streams import (  # noqa: E402
+    USAGE,
+    USAGE_K,
+    USAGE_N,
+    answer_view,
+    cut_inside,
+    from_event,
+    resume_path,
+    uninterrupted_view,
+)
+from tests.sse_test_server import Script, Send, SSETestServer, Stall, sse_script  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 BOOT_TIMEOUT_MS = 90_000
@@ -233,6 +248,165 @@ def test_the_demo_page_runs_on_the_kit_with_its_fast_path_under_its_csp(context:
     assert not (Path(demo_server.__file__).parent / "static" / "worker.js").exists()
 
 
+# --- every stream option of the Python library, through the kit -------------------------------------------------
+
+#: Kit options that are caller bugs -> the words their one-line message must name.
+BAD_OPTIONS = {
+    "resume_key": ({"resume": {"retries": 1}}, "retries"),
+    "resume_delay": ({"resume": {"delay_ms": -1}}, "resume.delay_ms"),
+    "resume_count": ({"resume": {"max_resumes": 1.5}}, "resume.max_resumes"),
+    "resume_flag": ({"resume": {"last_event_id": "yes"}}, "resume.last_event_id"),
+    "grace": ({"deadlines": {"terminal_grace_ms": 0}}, "terminal_grace_ms"),
+    "keep": ({"keep_unknown_items": "yes"}, "keep_unknown_items"),
+    "reasoning": ({"include_reasoning_content": 1}, "include_reasoning_content"),
+    "limit_name": ({"limits": {"max_no_such_chars": 5}}, "max_no_such_chars", "max_citations"),  # and the real ones
+    "limit_value": ({"limits": {"max_citations": 0}}, "limits.max_citations"),
+}
+
+
+def test_the_kit_takes_every_stream_option_of_the_python_library(
+        context: Any, site: Path, tmp_path: Path) -> None:
+    options_site(site, tmp_path)
+    with SSETestServer(static_root=tmp_path) as srv:
+        held = {grace: srv.url(Script([Send(CHAT), Stall(30)])) for grace in ("short", "none")}
+        cut = srv.url(Script([Send(cut_inside(USAGE, USAGE_K))]))
+        resumed = srv.add(sse_script(from_event(USAGE, USAGE_K - 1)), path=resume_path(cut))
+        page = context.new_page()
+        page.goto(f"{srv.base_url}/options.html")
+        page.wait_for_function("() => window.__ready === true", timeout=BOOT_TIMEOUT_MS)
+        run = functools.partial(page.evaluate, "(options) => window.run(options)")
+        chat = {"route": "openai-chat"}
+        out = {
+            "grace": run({**chat, "url": held["short"], "deadlines": {"idle_ms": 20_000, "terminal_grace_ms": 300}}),
+            # Still open when the grace ended the attempt: the kit closed the connection, not the browser.
+            "grace_closed": srv.exchange(held["short"]).disconnected.wait(10),
+            "no_grace": run({**chat, "url": held["none"], "deadlines": {"idle_ms": 1_500, "terminal_grace_ms": None}}),
+            "unknown": run({**chat, "url": srv.url(sse_script(UNKNOWN_ITEM))}),
+            "kept": run({**chat, "url": srv.url(sse_script(UNKNOWN_ITEM)), "keep_unknown_items": True}),
+            "kept_limited": run({**chat, "url": srv.url(sse_script(UNKNOWN_ITEM)), "keep_unknown_items": True,
+                                 "limits": {"max_item_chars": 10}}),
+            "reasoning": run({**chat, "url": srv.url(sse_script(REASONING)), "include_reasoning_content": True}),
+            "resumed": run({"route": "openai-responses", "url": cut,
+                            "resume": {"max_resumes": 1, "delay_ms": 0, "max_delay_ms": 10}}),
+            "bad": {name: run({**chat, "url": "/unused", **bad}) for name, (bad, *_) in BAD_OPTIONS.items()},
+        }
+        resume_query = srv.exchange(resumed).query
+
+    assert (out["grace"]["result"]["outcome"], out["grace"]["kinds"][-1]) == ("complete", "committed")
+    assert out["grace"]["ms"] < 10_000 and out["grace_closed"]
+    assert "error" not in out["no_grace"], out["no_grace"]
+    assert (out["no_grace"]["result"]["outcome"], out["no_grace"]["result"]["stage"]) == ("timeout", "idle")
+    assert (out["unknown"]["result"]["outcome"], out["unknown"]["result"]["stage"]) == ("protocol_error",
+                                                                                        "unknown_type")
+    assert (out["kept"]["result"]["outcome"], out["kept"]["result"]["items"]) == ("complete", [UNKNOWN_TOOL])
+    assert (out["kept_limited"]["result"]["outcome"], out["kept_limited"]["result"]["stage"]) == ("buffer_limit",
+                                                                                                 "items")
+    assert out["reasoning"]["result"]["assistant_message"]["reasoning_content"] == "Thinking…"
+    assert answer_view(out["resumed"]["result"]) == uninterrupted_view(USAGE)[0]
+    assert resume_query == f"stream=true&starting_after={USAGE_N}"
+    for name, (_, *words) in BAD_OPTIONS.items():
+        error = out["bad"][name].get("error")
+        assert error is not None and error["isUsage"] and error["name"] == "WebclientUsageError", (name, error)
+        assert all(w in error["message"] for w in words) and "\n" not in error["message"], (name, error)
+
+
+# --- memory snapshots ------------------------------------------------------------------------------------------
+
+
+def options_site(site: Path, root: Path) -> dict[str, str]:
+    """The kit folder and the options page under ``root``; the kit's directory names."""
+    shutil.copytree(site / "webclient", root / "webclient")
+    for name, text in options_page().items():
+        (root / name).write_text(text)
+    return kit_dirs(site)
+
+
+def boot_options_page(page: Any, url: str) -> str:
+    """Load the options page; the client's ``snapshot`` once it is ready."""
+    page.goto(url)
+    page.wait_for_function("() => window.__ready === true", timeout=BOOT_TIMEOUT_MS)
+    snapshot: str = page.evaluate("() => window.__snapshot")
+    return snapshot
+
+
+def stored_snapshots(page: Any, *, at_least: int = 0) -> list[str]:
+    """The snapshot store's keys, once it holds ``at_least`` of them (it is written after ready)."""
+    for _ in range(80):
+        keys: list[str] = page.evaluate(SNAPSHOT_KEYS_JS)
+        if len(keys) >= at_least:
+            return keys
+        page.wait_for_timeout(250)
+    raise AssertionError(f"the snapshot store holds {keys}")
+
+
+def test_a_reload_boots_from_the_snapshot_the_first_boot_stored_and_answers_the_same(
+        context: Any, site: Path, tmp_path: Path) -> None:
+    options_site(site, tmp_path)
+    with SSETestServer(static_root=tmp_path) as srv:
+        page = context.new_page()
+        first = boot_options_page(page, f"{srv.base_url}/options.html")
+        keys = stored_snapshots(page, at_least=1)
+        tool = {"route": "openai-chat", "url": srv.url(sse_script(TOOL, chunk_size=64)), "tools": {
+            "get_weather": {"type": "object", "properties": {"city": {"type": "string"}}}}}
+        cold = page.evaluate("(options) => window.run(options)", tool)
+        page.reload()
+        page.wait_for_function("() => window.__ready === true", timeout=BOOT_TIMEOUT_MS)
+        second = page.evaluate("() => window.__snapshot")
+        again = {**tool, "url": srv.url(sse_script(TOOL, chunk_size=64))}
+        warm = page.evaluate("(options) => window.run(options)", again)
+
+    assert (first, second) == ("made", "restored")
+    assert len(keys) == 1 and "/webclient/snapshot/runtime-" in keys[0]
+    assert warm["kinds"] == cold["kinds"] and warm["kinds"][-1] == "committed"
+    assert comparable(warm["result"]) == comparable(cold["result"])
+    assert warm["result"]["tool_calls"][0]["ready"] is True
+
+
+def test_a_snapshot_the_runtime_refuses_or_cannot_read_is_replaced_and_older_versions_are_deleted(
+        context: Any, site: Path, tmp_path: Path) -> None:
+    dirs = options_site(site, tmp_path)
+    with SSETestServer(static_root=tmp_path) as srv:
+        page = context.new_page()
+        page.goto(f"{srv.base_url}/webclient/webclient.d.ts")  # this origin, no kit booted yet
+        key = f"{srv.base_url}/webclient/snapshot/{dirs['runtime']}/{dirs['wheels']}/"
+        outcomes = []
+        # Bytes that are not a snapshot; then a well-formed stored snapshot of a memory Pyodide refuses.
+        for junk in ("() => new Uint8Array([1, 2, 3])",
+                     f"async () => (await import('/webclient/{dirs['kit']}/snapshots.mjs'))"
+                     ".encode(new Uint8Array(1 << 18).fill(7))"):
+            page.evaluate(f"""async ([key, old]) => {{
+                const cache = await caches.open('webclient-snapshots');
+                for (const request of await cache.keys()) await cache.delete(request);
+                await cache.put(key, new Response(await ({junk})()));
+                await cache.put(old, new Response(new Uint8Array([0])));
+            }}""", [key, f"{srv.base_url}/webclient/snapshot/runtime-0000000000000000/wheels-0000000000000000/"])
+            snapshot = boot_options_page(page, f"{srv.base_url}/options.html")
+            run = page.evaluate("(options) => window.run(options)",
+                                {"route": "openai-chat", "url": srv.url(sse_script(CHAT))})
+            stored = page.evaluate("""async (key) => (await (await (await caches.open('webclient-snapshots'))
+                .match(key)).arrayBuffer()).byteLength""", key) if stored_snapshots(page, at_least=1) else 0
+            outcomes.append((snapshot, run["result"]["outcome"], stored_snapshots(page, at_least=1), stored))
+
+    for snapshot, outcome, keys, stored in outcomes:
+        assert (snapshot, outcome, keys) == ("made", "complete", [key])
+        assert stored > 1_000_000  # the new snapshot, not what was there
+
+
+def test_a_client_without_snapshots_boots_from_scratch_and_stores_nothing(
+        context: Any, site: Path, tmp_path: Path) -> None:
+    options_site(site, tmp_path)
+    with SSETestServer(static_root=tmp_path) as srv:
+        page = context.new_page()
+        snapshots = [boot_options_page(page, f"{srv.base_url}/options.html?snapshot=0") for _ in range(2)]
+        run = page.evaluate("(options) => window.run(options)",
+                            {"route": "openai-chat", "url": srv.url(sse_script(CHAT))})
+        page.wait_for_timeout(1000)
+        keys = page.evaluate(SNAPSHOT_KEYS_JS)
+
+    assert snapshots == ["none", "none"] and run["result"]["outcome"] == "complete"
+    assert keys == []
+
+
 # --- stock Pyodide from the kit folder, and the fallback where eval is refused -----------------------------------
 
 
@@ -320,6 +494,13 @@ def test_a_boot_fetches_the_wasm_once_and_a_reload_fetches_no_runtime_bytes(brow
         page = context.new_page()
         page.goto(demo + "/")
         page.get_by_test_id("ready").wait_for(timeout=BOOT_TIMEOUT_MS)
+        # Playwright reports a streamed response when it has finished, which can be after ready: wait for the wasm,
+        # then a moment more for a second fetch of it to show up if there is one.
+        for _ in range(40):
+            if any(url.endswith("pyodide.asm.wasm") for url, _ in fetched):
+                break
+            page.wait_for_timeout(250)
+        page.wait_for_timeout(500)
         cold = [(url, n) for url, n in fetched if HASHED.search(url)]
         fetched.clear()
         page.reload()

@@ -22,6 +22,11 @@ The checks (each one session per case, so the cost of a case is linear in the ca
                 event whose blank line never comes) must end as ``buffer_limit`` exactly when it
                 crosses the configured ceiling, with the session's pending counters never above
                 the ceiling plus one fed chunk
+    growth      after a prefix past the start event, events in the route's shape that grow one
+                structure without end (text, tool input, call-index aliases, argument paths,
+                choices / blocks / items, message parts, usage keys, logprobs, citations; see
+                :mod:`webclient._check_growth`) must end as ``buffer_limit`` at ``retained`` or the
+                structure's own ceiling within twice ``max_retained_chars``
     leak        the capture rewritten with canary strings in its text deltas, tool-argument
                 values and error messages (same JSON shapes, tool arguments still valid JSON),
                 then run whole, chunked, cut short, with an injected provider error, an invalid
@@ -55,6 +60,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from . import _check_growth
 from ._json import loads as json_loads
 from ._limits import DEFAULT_LIMITS, Limits
 from ._outcome import Outcome
@@ -95,7 +101,7 @@ LEAK_PREFIXES = 3
 CATEGORIES: tuple[str, ...] = ("multibyte", "crlf", "tool_json", "boundary", "tail")
 
 #: The check names, in the order they run and are reported.
-CHECKS: tuple[str, ...] = ("whole", "split", "multisplit", "eof", "oversized", "leak", "reset")
+CHECKS: tuple[str, ...] = ("whole", "split", "multisplit", "eof", "oversized", "growth", "leak", "reset")
 
 #: Result fields that must not depend on chunking (compared on every split case).
 COMPARED_FIELDS: tuple[str, ...] = ("outcome", "stage", "stop_reason", "committed", "text", "refusal",
@@ -1127,6 +1133,58 @@ def check_oversized(data: bytes, factory: SessionFactory, cmap: CaptureMap, limi
     return tally.result(sites=len(sites), line_ceiling=limits.max_line_chars, event_ceiling=limits.max_event_chars)
 
 
+def growth_site(cmap: CaptureMap, route: str) -> int | None:
+    """The first event boundary past the route's start event (data-only routes: the first boundary,
+    or 0) and before its terminal event; ``None`` when there is none."""
+    from ._routes import ROUTES  # deferred, as in _ignores_done
+
+    entry = ROUTES.get(route)
+    start = entry.contract.start_event if entry is not None else None
+    after = 0
+    if start is not None:
+        lines = [line for line in cmap.data_lines if isinstance(line.obj, dict) and line.obj.get("type") == start]
+        if not lines:
+            return None
+        after = lines[0].stop
+        sites = [b for b in cmap.boundaries if after <= b <= cmap.last_event]
+    else:
+        sites = [0, *(b for b in cmap.boundaries if b <= cmap.last_event)]
+    return sites[0] if sites else None
+
+
+def check_growth(data: bytes, factory: SessionFactory, cmap: CaptureMap, route: str, limits: Limits,
+                 progress: Progress | None = None) -> CheckResult:
+    """Each structure of :mod:`webclient._check_growth` grown without end after a prefix of the capture."""
+    growth = _check_growth.cases(route, limits)
+    site = growth_site(cmap, route)
+    if site is None:
+        growth = []
+    tally = _Tally("growth", len(growth), progress)
+    budget = _check_growth.growth_budget(limits)
+    for case in growth:
+        result: StreamResult | None = None
+        try:
+            session = factory()
+            session.open(200, _EVENT_STREAM)
+            session.feed(data[:site])
+            if session.done:
+                result = session.finish()
+                tally.record(f"growth:{case.name}", "the prefix alone ended the session", result, site, "boundary")
+                continue
+            for chunk in _check_growth.feed_chunks(case, budget):
+                session.feed(chunk)
+                if session.done:
+                    break
+            done = session.done
+            result = session.finish()
+            problem = _check_growth.verdict(case, result.outcome.value, result.stage, done)
+        except Exception as exc:
+            problem = _raised(exc)
+        tally.record(f"growth:{case.name}", problem, result, site, "boundary")
+    return tally.result(site=site, retained_ceiling=limits.max_retained_chars, budget=budget,
+                        structures=_check_growth.expected_stages(growth))
+
+
 def _leak_surfaces(result: StreamResult) -> Iterator[tuple[str, str]]:
     yield "telemetry", json.dumps(result.telemetry.to_dict(), ensure_ascii=False, default=str)
     yield "stage", str(result.stage)
@@ -1313,6 +1371,7 @@ def check_capture(data: bytes, factory: SessionFactory, *, route: str, limits: L
         check_multisplit(data, factory, reference, cmap, config, extra_chunks, progress),
         check_eof(data, factory, reference, cmap, prefixes, progress),
         check_oversized(data, factory, cmap, limits, config, progress),
+        check_growth(data, factory, cmap, route, limits, progress),
         check_leaks(data, factory, route, limits, config, progress),
         check_reset(data, factory, reference, cmap, route, limits, config, progress),
     )

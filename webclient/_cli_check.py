@@ -4,11 +4,11 @@
 
     python -m webclient check --route {openai-chat,openai-responses,anthropic-messages,gemini}
         [--tools FILE.json] [--max-line-chars N] [--max-event-chars N] [--max-text-chars N]
-        [--max-tool-input-chars N] [--seed N] [--max-splits N] [--json]
+        [--max-tool-input-chars N] [--max-retained-chars N] [--seed N] [--max-splits N] [--json]
         [--chunk-size N | --split-at I,J,K] FILE|-
 
-Runs every check of :mod:`webclient._check` (whole, split, multisplit, eof, oversized, leak,
-reset) and prints a summary table: per check the cases run, the failures, and the first failing
+Runs every check of :mod:`webclient._check` (whole, split, multisplit, eof, oversized, growth,
+leak, reset) and prints a summary table: per check the cases run, the failures, and the first failing
 case with its position, outcome and stage, never content. ``--json`` prints the report object
 instead. ``--tools`` and the ceiling options mean what they mean for ``replay``;
 ``--chunk-size`` / ``--split-at`` add that chunking as one more multi-split case. Progress goes

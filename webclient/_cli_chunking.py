@@ -67,6 +67,7 @@ LIMIT_OPTIONS: dict[str, str] = {
     "--max-event-chars": "max_event_chars",
     "--max-text-chars": "max_text_chars",
     "--max-tool-input-chars": "max_tool_input_chars",
+    "--max-retained-chars": "max_retained_chars",
 }
 
 

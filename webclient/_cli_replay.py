@@ -5,7 +5,7 @@
     python -m webclient replay --route {openai-chat,openai-responses,anthropic-messages,gemini}
         [--status N] [--content-type CT] [--chunk-size N | --split-at I,J,K]
         [--max-line-chars N] [--max-event-chars N] [--max-text-chars N] [--max-tool-input-chars N]
-        [--tools FILE.json] [--resume FILE]... FILE|-
+        [--max-retained-chars N] [--tools FILE.json] [--resume FILE]... FILE|-
 
 Prints one JSON object, ``StreamResult.to_dict()`` (the one full serializer of a result):
 ``{"route", "outcome", "stage", "http_status", "stop_reason", "committed", "text", "refusal",

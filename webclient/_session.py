@@ -259,6 +259,12 @@ class StreamSession:
         return self.events_seen - (self._route.keepalives - self._keepalives_base)
 
     @property
+    def retained_chars(self) -> int:
+        """The retained-size account of the accumulation (``Limits.max_retained_chars`` bounds it;
+        see ``RouteAccumulator`` for what is charged). Shared with the sessions that resume this one."""
+        return self._route.retained_chars()
+
+    @property
     def pending_bytes(self) -> int:
         """Bytes of an unfinished UTF-8 character held by the decoder."""
         return self._parser.pending_bytes

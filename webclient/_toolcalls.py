@@ -16,6 +16,9 @@ Validation at close, in this order (the first problem decides the stage of a ``p
 ``tool_json``        the joined input is not strict JSON (``NaN``/``Infinity`` are refused);
                      an empty or all-whitespace input means "no arguments" and parses as ``{}``
 ``tool_not_object``  it parsed to something other than an object
+``non_finite_number``  a number in it is not finite (``1e999`` parses as ``inf``)
+``unpaired_surrogate`` a string or key in it holds a surrogate with no partner (``"\\ud800"``);
+                     a pair split across two fragments is combined first (:mod:`webclient._values`)
 ``tool_schema``      the registered validator reported problems (or raised)
 
 Validators: ``tools`` maps a tool name to a JSON Schema ``dict`` (compiled by
@@ -29,7 +32,7 @@ Call kinds (``ToolCall.kind``) are gated the same way, with these differences:
 * ``custom`` (free-text input): nothing is parsed; the validator registered under the call's name
   receives the input **string** (a JSON Schema applies to the string, e.g. ``{"type": "string",
   "maxLength": 4096, "pattern": "..."}``; a grammar is checked by a callable the caller supplies,
-  returning its problems). Stages: ``tool_unknown``, ``tool_schema``.
+  returning its problems). Stages: ``tool_unknown``, ``unpaired_surrogate``, ``tool_schema``.
 * calls that arrive as a whole item (``computer``, ``local_shell``, ``shell``, ``apply_patch``)
   are registered under the kind itself (``tools={"shell": validator}``); the validator receives
   the action object (see ``_updates.TOOL_CALL_KINDS``).
@@ -49,6 +52,7 @@ from ._errors import UsageError
 from ._json import loads_strict
 from ._schema import Validator, validator_for
 from ._updates import ToolCall
+from ._values import NON_FINITE_NUMBER, UNPAIRED_SURROGATE, clean_text, combine_surrogates, value_problem
 
 
 class ToolCallState(enum.Enum):
@@ -78,16 +82,23 @@ Verdict = tuple[dict[str, Any] | None, str | None, tuple[str, ...]]
 #: The verdict for a name outside the registered tools (checked before the input is parsed).
 _UNKNOWN_TOOL: Verdict = (None, "tool_unknown", ("unknown tool",))
 
+#: Value stage -> the (content-free) problem reported with it.
+_VALUE_PROBLEMS = {
+    NON_FINITE_NUMBER: "input holds a number that is not finite",
+    UNPAIRED_SURROGATE: "input holds an unpaired surrogate",
+}
+
 
 def parse_tool_input(text: str) -> tuple[object, str | None]:
     """Parse a closed tool input: ``(value, None)`` or ``(None, "tool_json")``.
 
-    Empty or all-whitespace input is the no-argument call and parses as ``{}``.
+    Empty or all-whitespace input is the no-argument call and parses as ``{}``. Surrogate pairs
+    split across fragments are combined before parsing.
     """
     if not text or text.isspace():
         return {}, None
     try:
-        return loads_strict(text), None
+        return loads_strict(combine_surrogates(text)), None
     except (ValueError, RecursionError):
         return None, "tool_json"
 
@@ -139,8 +150,11 @@ class ToolRegistry:
         known, validator = self._lookup(name)
         if not known:
             return _UNKNOWN_TOOL
+        cleaned = clean_text(text)
+        if cleaned is None:
+            return None, UNPAIRED_SURROGATE, (_VALUE_PROBLEMS[UNPAIRED_SURROGATE],)
         if validator is not None:
-            problems = validator(text)
+            problems = validator(cleaned)
             if problems:
                 return None, "tool_schema", tuple(problems)
         return None, None, ()
@@ -156,6 +170,9 @@ class ToolRegistry:
     def check_object(value: object, validator: Validator | None) -> Verdict:
         if not isinstance(value, dict):
             return None, "tool_not_object", ("input is not a JSON object",)
+        stage = value_problem(value)
+        if stage is not None:
+            return None, stage, (_VALUE_PROBLEMS[stage],)
         if validator is not None:
             problems = validator(value)
             if problems:

@@ -33,6 +33,10 @@ export interface BootProgress {
 export interface CreateClientOptions {
   /** Called with boot progress; an exception it throws is reported (reportError) and ignored. */
   onBoot?: (progress: BootProgress) => void;
+  /** Default true: keep a memory snapshot of the booted Python (about 16 MB) in this origin's Cache Storage, one per
+   *  kit version, and boot from it next time, several times faster than from scratch. false: never read or write
+   *  one. Without Cache Storage (a non-secure origin) the kit boots from scratch either way. */
+  snapshot?: boolean;
 }
 
 /** Boot Pyodide and webclient in a Web Worker. Rejects with WebclientUsageError for bad options, or an Error named
@@ -46,6 +50,9 @@ export interface Client {
   readonly fastPath: "module" | "eval" | "pull";
   /** Milliseconds the worker took to boot Pyodide and import webclient. */
   readonly bootMs: number;
+  /** "restored": booted from the snapshot an earlier boot stored; "made": booted from scratch, and storing a snapshot
+   *  for the next boot; "none": booted from scratch without one. */
+  readonly snapshot: "restored" | "made" | "none";
   /** Start one attempt. Never throws: bad options reject `result` (and the iteration) with WebclientUsageError. */
   stream(options: StreamOptions): WebclientStream;
   /** Cancel running attempts, wait for their results, stop the worker. Later `stream()` calls are usage errors. */
@@ -60,9 +67,28 @@ export interface Deadlines {
   first_event_ms?: number | null;
   idle_ms?: number | null;
   total_ms?: number | null;
+  /** Once the route's terminal condition arrived with nothing pending, end the attempt `complete` this long after
+   *  the last bytes if the body has not ended (a proxy holding the socket open); the connection is then closed.
+   *  Default 1000; `null` waits for the end of the body (or another deadline). */
+  terminal_grace_ms?: number | null;
 }
 
-/** Ceilings (positive integers); a missing key keeps the library's default (webclient/_limits.py). */
+/** Continue a cut stream with follow-up requests (the Python library's ResumePolicy). A Responses stream resumes
+ *  from its last sequence number (request it with `background: true`); with `last_event_id`, any SSE stream that
+ *  sent `id:` lines is asked again with `Last-Event-ID`. */
+export interface ResumeOptions {
+  /** Follow-up requests allowed (default 0: none). */
+  max_resumes?: number;
+  /** Also reconnect generic SSE streams with `Last-Event-ID` (default false). */
+  last_event_id?: boolean;
+  /** Wait before the first resume when the server sent no `retry:` (doubling after each; default 1000). */
+  delay_ms?: number;
+  /** Cap on that wait (default 30000). */
+  max_delay_ms?: number;
+}
+
+/** Ceilings (positive integers); a missing key keeps the library's default (webclient/_limits.py). The kit
+ *  accepts exactly the ceilings of the webclient it loaded (an unknown name is a WebclientUsageError). */
 export interface Limits {
   max_line_chars?: number;
   max_event_chars?: number;
@@ -70,6 +96,12 @@ export interface Limits {
   max_tool_input_chars?: number;
   max_tool_calls?: number;
   max_blocks?: number;
+  /** Characters of provider objects kept verbatim per response (items, opaque blocks, citations, logprobs). */
+  max_item_chars?: number;
+  /** Characters of opaque reasoning signatures kept per response. */
+  max_signature_chars?: number;
+  /** Citations / annotations per response. */
+  max_citations?: number;
   [ceiling: string]: number | undefined;
 }
 
@@ -86,6 +118,8 @@ export interface StreamOptions {
   tools?: Record<string, JSONObject>;
   deadlines?: Deadlines;
   limits?: Limits;
+  /** Follow-up requests that continue a cut stream into the same answer (default: none). */
+  resume?: ResumeOptions;
   /** Replaces the route's rule of which stop reasons commit. */
   accepted_stop_reasons?: string[];
   utf8_errors?: "strict" | "replace";
@@ -95,6 +129,13 @@ export interface StreamOptions {
   /** For the retry advice recorded in the telemetry: which attempt this is (1, 2, ...) and whether it may repeat. */
   attempt?: number;
   idempotent?: boolean;
+  /** Keep an item / block / part / delta type the route does not know verbatim in `items` instead of failing the
+   *  attempt (`protocol_error`, stage `unknown_type`). It may carry content or a call you must act on: opt in only
+   *  if you inspect `items`. Default false. */
+  keep_unknown_items?: boolean;
+  /** openai-chat only: `assistant_message` carries `reasoning_content` (servers such as DeepSeek want it back
+   *  with tool calls). Default false. */
+  include_reasoning_content?: boolean;
   /** Default true: the static JS pump (works under script-src 'self' 'wasm-unsafe-eval'); false: the pull loop. */
   fast?: boolean;
   /** Aborting it cancels the attempt (outcome "cancelled"). */

@@ -12,7 +12,8 @@
 // one folder to copy to any static host. Files whose contents may change live in content-hashed directories named
 // by MANIFEST (written by `python build_scripts/pyodide_tools.py kit OUT_DIR`), so a host may cache them forever.
 
-const MANIFEST = /*@manifest*/ { version: "dev", kit: "kit/", runtime: "runtime/", wheels: "wheels/", files: {} } /*@end*/;
+const MANIFEST = /*@manifest*/ { version: "dev", kit: "kit/", runtime: "runtime/", wheels: "wheels/", files: {},
+  wheel: { file: "webclient.whl", integrity: "" } } /*@end*/;
 
 const BASE = new URL(".", import.meta.url);
 
@@ -57,10 +58,18 @@ const isPlainObject = (value) => value !== null && typeof value === "object" &&
 
 // --- options ---------------------------------------------------------------------------------------------------
 
-const STREAM_OPTIONS = ["route", "url", "body", "headers", "method", "tools", "deadlines", "limits",
-  "accepted_stop_reasons", "utf8_errors", "request_id", "model_alias", "attempt", "idempotent", "fast", "signal",
-  "onChunk"];
-const DEADLINES = ["connect_ms", "first_event_ms", "idle_ms", "total_ms"];
+const STREAM_OPTIONS = ["route", "url", "body", "headers", "method", "tools", "deadlines", "limits", "resume",
+  "accepted_stop_reasons", "utf8_errors", "request_id", "model_alias", "attempt", "idempotent",
+  "keep_unknown_items", "include_reasoning_content", "fast", "signal", "onChunk"];
+const DEADLINES = ["connect_ms", "first_event_ms", "idle_ms", "total_ms", "terminal_grace_ms"];
+// The limit names are not listed here: the worker reports the fields of the Python library's `Limits` it loaded
+// (webclient/_limits.py is the one place they are defined), so a new ceiling needs no change in this file.
+const RESUME = {
+  max_resumes: [(n) => Number.isSafeInteger(n) && n >= 0, "an integer >= 0"],
+  last_event_id: [(b) => typeof b === "boolean", "a boolean"],
+  delay_ms: [(ms) => typeof ms === "number" && Number.isFinite(ms) && ms >= 0, "a number of milliseconds >= 0"],
+  max_delay_ms: [(ms) => typeof ms === "number" && Number.isFinite(ms) && ms >= 0, "a number of milliseconds >= 0"],
+};
 
 function pageURL() {
   return globalThis.document?.baseURI ?? globalThis.location?.href;
@@ -70,12 +79,13 @@ function optional(options, key, test, what) {
   usage(options[key] === undefined || test(options[key]), `${key} must be ${what}`);
 }
 
-/** Check the caller's stream options; the structured-clonable request for the worker. Throws WebclientUsageError. */
-function streamRequest(options) {
+/** Check the caller's stream options (`limitNames`: the ceilings the worker's webclient knows); the
+ *  structured-clonable request for the worker. Throws WebclientUsageError. */
+function streamRequest(options, limitNames) {
   usage(isPlainObject(options), "stream options must be a plain object");
   const unknown = Object.keys(options).filter((key) => !STREAM_OPTIONS.includes(key));
   usage(unknown.length === 0, `unknown stream option "${unknown[0]}" (the options are ${STREAM_OPTIONS.join(", ")})`);
-  const { route, url, body, headers, deadlines, limits, signal, onChunk, ...rest } = options;
+  const { route, url, body, headers, deadlines, limits, resume, signal, onChunk, ...rest } = options;
   usage(typeof route === "string" && route !== "", "route must be a non-empty string such as \"openai-chat\"");
   usage(typeof url === "string" || url instanceof URL, "url must be a string or a URL");
   let absolute;
@@ -111,7 +121,16 @@ function streamRequest(options) {
   if (limits !== undefined) {
     usage(isPlainObject(limits), "limits must be a plain object");
     for (const [key, n] of Object.entries(limits)) {
+      usage(limitNames.includes(key), `unknown limit "${key}" (the limits are ${limitNames.join(", ")})`);
       usage(Number.isSafeInteger(n) && n > 0, `limits.${key} must be a positive integer`);
+    }
+  }
+  if (resume !== undefined) {
+    const keys = Object.keys(RESUME);
+    usage(isPlainObject(resume), `resume must be an object with the keys ${keys.join(", ")}`);
+    for (const [key, value] of Object.entries(resume)) {
+      usage(keys.includes(key), `unknown resume option "${key}" (the options are ${keys.join(", ")})`);
+      usage(RESUME[key][0](value), `resume.${key} must be ${RESUME[key][1]}`);
     }
   }
   optional(options, "tools", (t) => isPlainObject(t) && Object.values(t).every(isPlainObject),
@@ -124,11 +143,14 @@ function streamRequest(options) {
   optional(options, "model_alias", (s) => typeof s === "string", "a string");
   optional(options, "attempt", (n) => Number.isSafeInteger(n) && n > 0, "a positive integer");
   optional(options, "idempotent", (b) => typeof b === "boolean", "a boolean");
+  optional(options, "keep_unknown_items", (b) => typeof b === "boolean", "a boolean");
+  optional(options, "include_reasoning_content", (b) => typeof b === "boolean", "a boolean");
   optional(options, "fast", (b) => typeof b === "boolean", "a boolean");
   optional(options, "signal", (s) => s instanceof AbortSignal, "an AbortSignal");
   optional(options, "onChunk", (f) => typeof f === "function", "a function");
   const request = { ...rest, route, url: absolute, chunks: onChunk !== undefined };
-  for (const [key, value] of [["body", body], ["headers", headerMap], ["deadlines", deadlines], ["limits", limits]]) {
+  for (const [key, value] of [["body", body], ["headers", headerMap], ["deadlines", deadlines], ["limits", limits],
+    ["resume", resume]]) {
     if (value !== undefined) request[key] = value;
   }
   return request;
@@ -228,6 +250,7 @@ class WebclientStream {
 
 class Client {
   #worker;
+  #limitNames;
   #streams = new Map();
   #next = 0;
   #closed = false;
@@ -240,6 +263,10 @@ class Client {
     this.fastPath = ready.fastPath;
     /** Milliseconds the worker took to boot Pyodide and import webclient. */
     this.bootMs = ready.bootMs;
+    /** "restored": booted from the memory snapshot an earlier boot stored; "made": booted from scratch and storing
+     *  a snapshot for the next boot; "none": booted from scratch without one. */
+    this.snapshot = ready.snapshot;
+    this.#limitNames = ready.limits;
     worker.addEventListener("message", ({ data }) => this.#receive(data));
     worker.addEventListener("error", (event) => this.#crashed(event.message || "the webclient worker failed"));
   }
@@ -251,7 +278,7 @@ class Client {
     let failure = null;
     try {
       usage(!this.#closed, "the client is closed");
-      request = streamRequest(options);
+      request = streamRequest(options, this.#limitNames);
     } catch (error) {
       failure = error instanceof WebclientUsageError ? error : new WebclientUsageError(String(error?.message));
     }
@@ -288,11 +315,11 @@ class Client {
     const stream = this.#streams.get(message.id);
     if (!stream) return;
     switch (message.type) {
-      case "update":
-        stream._update(message.update);
+      case "updates":
+        for (const update of message.updates) stream._update(update);
         break;
-      case "chunk":
-        stream._chunk(message.timeline);
+      case "chunks":
+        for (const timeline of message.timelines) stream._chunk(timeline);
         break;
       case "result":
         this.#streams.delete(message.id);
@@ -330,13 +357,16 @@ function spawnWorker() {
  * Boot Pyodide and webclient in a Web Worker; resolve with a client once it can stream.
  * `onBoot({stage, loaded, total})` reports progress: stage "download" (bytes of the runtime so far, of `total`),
  * "start" (Python initialising), "import" (webclient loading), then the promise resolves.
+ * `snapshot` (default true): keep a memory snapshot of the booted Python in the origin's Cache Storage and boot
+ * from it next time (several times faster; about 16 MB of storage; see the README's "Boot"); false: never.
  * Rejects with WebclientUsageError for bad options, or an Error named "WebclientBootError" if the runtime fails.
  */
 export async function createClient(options = {}) {
   usage(isPlainObject(options), "createClient options must be a plain object");
-  const unknown = Object.keys(options).filter((key) => key !== "onBoot");
-  usage(unknown.length === 0, `unknown createClient option "${unknown[0]}" (the option is onBoot)`);
+  const unknown = Object.keys(options).filter((key) => !["onBoot", "snapshot"].includes(key));
+  usage(unknown.length === 0, `unknown createClient option "${unknown[0]}" (the options are onBoot, snapshot)`);
   usage(options.onBoot === undefined || typeof options.onBoot === "function", "onBoot must be a function");
+  usage(options.snapshot === undefined || typeof options.snapshot === "boolean", "snapshot must be a boolean");
   const { worker, blob } = spawnWorker();
   const files = Object.fromEntries(Object.entries(MANIFEST.files).map(([path, n]) => [new URL(path, BASE).href, n]));
   const ready = await new Promise((resolve, reject) => {
@@ -365,6 +395,10 @@ export async function createClient(options = {}) {
       runtime: new URL(MANIFEST.runtime, BASE).href,
       lock: new URL(MANIFEST.wheels + "pyodide-lock.json", BASE).href,
       files,
+      wheel: { url: new URL(MANIFEST.wheels + MANIFEST.wheel.file, BASE).href, integrity: MANIFEST.wheel.integrity },
+      // One key per kit version: both directories are named by the hash of their files.
+      snapshotKey: options.snapshot === false ? null
+        : new URL(`snapshot/${MANIFEST.runtime}${MANIFEST.wheels}`, BASE).href,
     });
   });
   return new Client(worker, ready);

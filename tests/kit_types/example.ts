@@ -6,7 +6,10 @@ import {
 } from "./webclient/webclient.mjs";
 
 export async function chat(prompt: string, answer: HTMLElement, status: HTMLElement): Promise<StreamResult> {
-  const client: Client = await createClient({ onBoot: (p: BootProgress) => { status.textContent = p.stage; } });
+  const client: Client = await createClient({ onBoot: (p: BootProgress) => { status.textContent = p.stage; },
+                                              snapshot: true });
+  const booted: "restored" | "made" | "none" = client.snapshot;
+  void booted;
   status.textContent = `webclient ${version} on Pyodide ${client.versions.pyodide} (${client.fastPath})`;
   const controller = new AbortController();
   const options: StreamOptions = {
@@ -14,7 +17,10 @@ export async function chat(prompt: string, answer: HTMLElement, status: HTMLElem
     body: { model: "gpt-4o-mini", stream: true, messages: [{ role: "user", content: prompt }] },
     headers: new Headers({ authorization: "Bearer not-a-real-key" }),
     tools: { get_weather: { type: "object", properties: { location: { type: "string" } } } },
-    deadlines: { connect_ms: 10_000, first_event_ms: null, idle_ms: 30_000 }, limits: { max_text_chars: 1 << 20 },
+    deadlines: { connect_ms: 10_000, first_event_ms: null, idle_ms: 30_000, terminal_grace_ms: 1_000 },
+    limits: { max_text_chars: 1 << 20, max_item_chars: 1 << 22, max_signature_chars: 1 << 16, max_citations: 64 },
+    resume: { max_resumes: 2, last_event_id: true, delay_ms: 500, max_delay_ms: 5_000 },
+    keep_unknown_items: false, include_reasoning_content: true,
     onChunk: (t) => { status.textContent = `${t.chunks} chunks, ${t.bytes} bytes, ${t.events} events`; },
   };
   const stream = client.stream(options);
@@ -47,12 +53,22 @@ function describe(update: StreamUpdate, answer: HTMLElement): string {
 
 export function misuses(client: Client, err: unknown): void {
   if (err instanceof WebclientUsageError) console.log(err.name === "WebclientUsageError", err.message);
+  // @ts-expect-error: snapshot is a boolean
+  void createClient({ snapshot: "yes" });
   // @ts-expect-error: not a route
   client.stream({ route: "openai-chatt", url: "/v1/chat/completions" });
   // @ts-expect-error: url is required
   client.stream({ route: "gemini" });
   // @ts-expect-error: not a deadline
   client.stream({ route: "gemini", url: "/x", deadlines: { idle: 5 } });
+  // @ts-expect-error: resume delays are numbers of milliseconds
+  client.stream({ route: "gemini", url: "/x", resume: { delay_ms: "1s" } });
+  // @ts-expect-error: not a resume option
+  client.stream({ route: "gemini", url: "/x", resume: { retries: 2 } });
+  // @ts-expect-error: keep_unknown_items is a boolean
+  client.stream({ route: "gemini", url: "/x", keep_unknown_items: "yes" });
+  // @ts-expect-error: the terminal grace is milliseconds or null
+  client.stream({ route: "gemini", url: "/x", deadlines: { terminal_grace_ms: "1s" } });
   // @ts-expect-error: headers are strings
   client.stream({ route: "gemini", url: "/x", headers: { "x-n": 1 } });
   // @ts-expect-error: the result is a promise, not a result

@@ -63,7 +63,14 @@ Stage vocabulary for the failures a route records (``Failure.stage``)::
                                     success stop outside the caller's accepted_stop_reasons)
     payload_error   tool_unknown, tool_json, tool_not_object, tool_schema (see _toolcalls),
                     tool_arguments_mismatch (Responses ``.done`` disagreeing with the deltas)
-    buffer_limit    text, tool_input, tool_calls, blocks, items, signatures, citations
+                    non_finite_number  a tool input, call action or server-tool input holds a
+                                    number that is not finite (``1e999``, ``NaN``; _values)
+                    unpaired_surrogate a text channel (checked once, at the terminal condition) or
+                                    a tool input holds a surrogate with no partner after joining
+                                    (a pair split across two deltas is combined; _values)
+    buffer_limit    text, tool_input, tool_calls, blocks, items, signatures, citations (one
+                    structure past its ceiling); retained (everything the accumulation keeps,
+                    together, past ``Limits.max_retained_chars``)
     upstream_error  error_event     an ``error`` event (SSE name or ``data.type``)
                     error_stop      a stop reason of the contract's failure category
                     error_object    a chunk carrying an ``error`` object
@@ -92,12 +99,13 @@ from typing import Any, ClassVar, TypeVar
 
 from .._events import SSEEvent
 from .._json import loads
-from .._limits import Limits
+from .._limits import BLOCK_CHARS, ENTRY_CHARS, MEASURE_ABOVE_CHARS, Limits
 from .._outcome import Failure, Outcome
 from .._resume import ResumeContract, Sequencer
 from .._telemetry import sanitize_code, stop_reason_token
 from .._toolcalls import Fragments, ToolCallBuffer, ToolCallState, ToolRegistry
 from .._updates import JSON, ChoiceResult, ProviderError, TextDelta, ToolCall, ToolCallUpdate, ToolInputDelta, Update
+from .._values import UNPAIRED_SURROGATE, clean_text, combine_surrogates
 
 _loads = loads
 
@@ -257,6 +265,35 @@ class RouteAccumulator:
     verbatim in the result's ``items`` (and, where the route can place them, in the assistant
     message) instead of failing ``protocol_error`` ``unknown_type``; ``reasoning_content`` (Chat)
     adds ``reasoning_content`` to the assistant message for servers that require it back.
+
+    Retained size. One account (``Limits.max_retained_chars``, stage ``retained``) holds what the
+    accumulation keeps, charged in O(1) where it grows, so the trip happens at the same event for
+    every chunking (and a resumed session, sharing the accumulator, continues the count):
+
+    * text and tool-input fragments (every kind, server tools included): their length
+      (:meth:`_text`, :meth:`_tool_input`, :meth:`_held_input`); a closed call's parsed arguments
+      once more, its input's length (:meth:`_settle`);
+    * per-index entries: :data:`~webclient._limits.BLOCK_CHARS` for each choice, block and item
+      (:meth:`_check_blocks`); :data:`~webclient._limits.ENTRY_CHARS` for each call
+      (:meth:`_new_call`, plus its id and name), call-index alias, streamed-argument path (plus its
+      length) and message part;
+    * provider objects kept verbatim (items, citations, logprobs, unknown types, compaction
+      fields): the event's data length, once per event (:meth:`_retain`);
+    * replaceable values (usage, the stop reason, a choice's finish reason, signatures): their
+      current charge replaces the previous one (:meth:`_hold_as`, :meth:`_finish`, :meth:`_sign`);
+      an object from an event is charged the event's length, or, above
+      :data:`~webclient._limits.MEASURE_ABOVE_CHARS`, its own JSON length, measured once
+      (:meth:`_size_of`); merged usage (Anthropic) adds each merge to the charge;
+    * the response id and model: their length, once.
+
+    Structures without a ceiling of their own get one from the per-structure limits: call-index
+    aliases count against ``max_tool_calls``, streamed-argument paths against their call's
+    ``max_tool_input_chars``, a usage object against ``max_item_chars``.
+
+    Values that must not commit (:mod:`webclient._values`): a tool input is checked at its close
+    (``tool_*`` stages, ``non_finite_number``, ``unpaired_surrogate``); every text channel once, when
+    the terminal condition commits (:meth:`_check_texts`): surrogate pairs split across deltas are
+    combined, an unpaired surrogate is ``payload_error`` ``unpaired_surrogate``.
     """
 
     contract: ClassVar[RouteContract]
@@ -282,11 +319,14 @@ class RouteAccumulator:
         "_max_calls",
         "_max_citations",
         "_max_items",
+        "_max_retained",
         "_max_signatures",
         "_max_text",
         "_max_tool_input",
         "_reasoning_content",
         "_registry",
+        "_replaced",
+        "_retained",
         "_run",
         "_run_start",
         "_signature_chars",
@@ -337,6 +377,11 @@ class RouteAccumulator:
         self._max_items = limits.max_item_chars
         self._max_signatures = limits.max_signature_chars
         self._max_citations = limits.max_citations
+        self._max_retained = limits.max_retained_chars
+        # The retained-size account (stage ``retained``; see "Retained size" in the class docstring):
+        # the running total, and what each replaceable value (usage, stop reason ...) is charged now.
+        self._retained = 0
+        self._replaced: dict[object, int] = {}
         # Retained-object accounting: the current event's data length and sequence number, the
         # last event already charged, and the running totals (see _retain / _sign / _cite).
         self._event_size = 0
@@ -509,10 +554,13 @@ class RouteAccumulator:
         return stop_reason_token(reason, reason is not None and self.stop_reason_known(reason))
 
     def _identity(self, response_id: object, model: object) -> None:
-        """Remember the provider's response id and model: the first non-empty strings sent."""
+        """Remember the provider's response id and model: the first non-empty strings sent (charged
+        by their length)."""
         if self.response_id is None and response_id and response_id.__class__ is str:
+            if not self._hold(len(response_id)):
+                return
             self.response_id = response_id
-        if self.model is None and model and model.__class__ is str:
+        if self.model is None and model and model.__class__ is str and self._hold(len(model)):
             self.model = model
 
     # -- failures ------------------------------------------------------------------------------
@@ -587,11 +635,15 @@ class RouteAccumulator:
         if stop_reason is None:
             self._fail(Outcome.TRUNCATED, "missing_stop")
             return
+        if not self._hold_as("stop_reason", len(stop_reason)):
+            return
         failure = self._stop_failure(stop_reason, table)
         if failure is not None:
             self._fail(failure.outcome, failure.stage)
         elif open_blocks:
             self._protocol("open_block")
+        else:
+            self._check_texts()
 
     def _terminal_choices(self) -> None:
         """Data-only routes, every choice seen finished: in index order, the first stop reason that
@@ -604,26 +656,115 @@ class RouteAccumulator:
         """A finished choice got another stop reason: a different one that does not commit wins
         (a ``stop`` re-finished with ``content_filter`` is filtered); any other is ignored."""
         if reason != st.finish_reason and self._stop_failure(reason) is not None:
-            st.finish_reason = reason
+            self._finish(st, reason)
 
     def _check_blocks(self, count: int) -> bool:
+        """A new choice / block / item joins ``count`` others: the blocks ceiling, and
+        :data:`~webclient._limits.BLOCK_CHARS` charged to the retained ceiling. Returns False on failure."""
         if count >= self._max_blocks:
             self._fail(Outcome.BUFFER_LIMIT, "blocks")
             return False
+        return self._hold(BLOCK_CHARS)
+
+    def _finish(self, st: ChoiceState, reason: str) -> bool:
+        """Set (or replace) a choice's finish reason, charged by its length. False on failure."""
+        if not self._hold(len(reason) - len(st.finish_reason or "")):
+            return False
+        st.finish_reason = reason
         return True
+
+    # -- retained size -------------------------------------------------------------------------
+
+    def _hold(self, chars: int) -> bool:
+        """Charge ``chars`` to the retained ceiling (negative: release). Returns False (stage
+        ``retained``) when the total would pass it."""
+        total = self._retained + chars
+        if total > self._max_retained:
+            self._fail(Outcome.BUFFER_LIMIT, "retained")
+            return False
+        self._retained = total
+        return True
+
+    def _hold_as(self, key: object, chars: int) -> bool:
+        """The replaceable value ``key`` is now charged ``chars``: its previous charge is released.
+        Returns False on failure (the previous charge then stays)."""
+        if not self._hold(chars - self._replaced.get(key, 0)):
+            return False
+        self._replaced[key] = chars
+        return True
+
+    def _size_of(self, value: object) -> int:
+        """What keeping ``value`` (an object from the current event) costs: the event's data length,
+        an upper bound, in O(1); above :data:`~webclient._limits.MEASURE_ABOVE_CHARS` the value's own
+        JSON length, measured once (linear in the event)."""
+        size = self._event_size
+        if size > MEASURE_ABOVE_CHARS:
+            size = len(_dumps(value, ensure_ascii=False))
+        return size
+
+    def _charge_usage(self, usage: dict[str, Any], merge: bool = False) -> bool:
+        """The provider's usage object is about to be stored: replacing the last one, or with
+        ``merge`` updated into it (its charge then grows by this one's). Ceilings: ``items`` for the
+        object, ``retained`` for the account. Returns False on failure."""
+        size = self._size_of(usage)
+        if merge:
+            size += self._replaced.get("usage", 0)
+        if size > self._max_items:
+            self._fail(Outcome.BUFFER_LIMIT, "items")
+            return False
+        return self._hold_as("usage", size)
+
+    def retained_chars(self) -> int:
+        """The retained-size account now (see the class docstring)."""
+        return self._retained
+
+    # -- values that must not commit -------------------------------------------------------------
+
+    def _text_buffers(self) -> Iterable[TextBuffer]:
+        """Every text buffer of the accumulation. Here: data-only routes' choices; typed routes
+        override it."""
+        for c in self._choices.values():
+            yield c.text
+            yield c.refusal
+            yield c.reasoning
+
+    def _check_texts(self) -> bool:
+        """Once, when the terminal condition would commit: every text buffer, joined, with its
+        surrogate pairs combined (the buffer then holds the combined text); an unpaired surrogate is
+        ``payload_error`` ``unpaired_surrogate``. Returns False on failure."""
+        if self._run is not None:
+            self.flush()
+        for buf in self._text_buffers():
+            text = buf.joined()
+            cleaned = clean_text(text)
+            if cleaned is None:
+                self._fail(Outcome.PAYLOAD_ERROR, UNPAIRED_SURROGATE)
+                return False
+            if cleaned is not text:
+                self._replace_text(buf, cleaned)
+        return True
+
+    def _replace_text(self, buf: Fragments, text: str) -> None:
+        """``buf`` now holds ``text`` (pairs combined: never longer), charged by its length."""
+        self._retained += len(text) - buf.size
+        buf.parts[:] = [text]
+        buf.size = len(text)
 
     # -- retained objects --------------------------------------------------------------------
 
     def _retain(self) -> bool:
         """Something of the current event is kept verbatim: charge the event (once) to the item
-        ceiling (stage ``items``). Returns False on failure."""
+        ceiling (stage ``items``) and the retained ceiling. Returns False on failure."""
         seq = self._event_seq
         if self._charged_seq == seq:
             return True
         self._charged_seq = seq
-        total = self._item_chars + self._event_size
+        size = self._event_size
+        total = self._item_chars + size
         if total > self._max_items:
             self._fail(Outcome.BUFFER_LIMIT, "items")
+            return False
+        if not self._hold(size):
             return False
         self._item_chars = total
         return True
@@ -635,9 +776,12 @@ class RouteAccumulator:
         if new.__class__ is not str:
             self._protocol("envelope")
             return False
-        total = self._signature_chars - len(old) + len(new)
+        change = len(new) - len(old)
+        total = self._signature_chars + change
         if total > self._max_signatures:
             self._fail(Outcome.BUFFER_LIMIT, "signatures")
+            return False
+        if not self._hold(change):
             return False
         self._signature_chars = total
         return True
@@ -691,12 +835,9 @@ class RouteAccumulator:
         self.out.append(update)
 
     def _text(self, buf: TextBuffer, fragment: str) -> bool:
-        """Append a text fragment (ceiling ``text``). Returns False on failure."""
-        size = buf.size + len(fragment)
-        if size > self._max_text:
-            self._fail(Outcome.BUFFER_LIMIT, "text")
+        """Append a text fragment (ceilings ``text``, ``retained``). Returns False on failure."""
+        if not self._held(buf, len(fragment), self._max_text, "text"):
             return False
-        buf.size = size
         if buf is not self._run:
             if self._run is not None:
                 self.flush()
@@ -718,10 +859,13 @@ class RouteAccumulator:
     # -- tool calls ------------------------------------------------------------------------
 
     def _new_call(self, call_id: str | None, name: str | None, kind: str = "function") -> ToolCallBuffer | None:
-        """Open a client tool call (ceiling ``tool_calls``) and announce it as streaming."""
+        """Open a client tool call (ceiling ``tool_calls``; one entry plus its id and name against
+        ``retained``) and announce it as streaming."""
         calls = self.calls
         if len(calls) >= self._max_calls:
             self._fail(Outcome.BUFFER_LIMIT, "tool_calls")
+            return None
+        if not self._hold(ENTRY_CHARS + len(call_id or "") + len(name or "")):
             return None
         call = ToolCallBuffer(len(calls), call_id, name, kind)
         calls.append(call)
@@ -729,12 +873,10 @@ class RouteAccumulator:
         return call
 
     def _tool_input(self, call: ToolCallBuffer, fragment: str) -> bool:
-        """Append a raw input fragment (ceiling ``tool_input``). Returns False on failure."""
-        size = call.size + len(fragment)
-        if size > self._max_tool_input:
-            self._fail(Outcome.BUFFER_LIMIT, "tool_input")
+        """Append a raw input fragment (ceilings ``tool_input``, ``retained``). Returns False on
+        failure."""
+        if not self._held(call, len(fragment), self._max_tool_input, "tool_input"):
             return False
-        call.size = size
         if call is not self._run:
             if self._run is not None:
                 self.flush()
@@ -743,19 +885,44 @@ class RouteAccumulator:
         call.parts.append(fragment)
         return True
 
+    def _held_input(self, buf: Fragments, chars: int) -> bool:
+        """``chars`` more of a tool input held in ``buf`` (a server tool's input, a call's
+        streamed-argument paths): :meth:`_held` under ``tool_input``."""
+        return self._held(buf, chars, self._max_tool_input, "tool_input")
+
+    def _held(self, buf: Fragments, chars: int, ceiling: int, stage: str) -> bool:
+        """``chars`` more held in ``buf``: its ``size`` against ``ceiling`` (``stage``), and the
+        retained ceiling. Returns False on failure (nothing is charged then)."""
+        size = buf.size + chars
+        if size > ceiling:
+            self._fail(Outcome.BUFFER_LIMIT, stage)
+            return False
+        retained = self._retained + chars
+        if retained > self._max_retained:
+            self._fail(Outcome.BUFFER_LIMIT, "retained")
+            return False
+        self._retained = retained
+        buf.size = size
+        return True
+
     def _close_call(self, call: ToolCallBuffer, validate: bool = True) -> bool:
         """STREAMING -> CLOSED, then (if ``validate``) parse and validate: JSON for every kind but
-        ``custom``, whose free text goes to its validator as is. False on failure."""
+        ``custom``, whose free text goes to its validator as is. Surrogate pairs split across
+        fragments are combined in the input first. False on failure."""
         if self._run is call:
             self.flush()
+        text = call.joined()
+        combined = combine_surrogates(text)
+        if combined is not text:
+            self._replace_text(call, combined)
         call.move(ToolCallState.CLOSED)
         self._emit(ToolCallUpdate(call.call, call.id, call.name, ToolCallState.CLOSED.value, None, False))
         if not validate:
             return True
         registry = self._registry
         if call.kind == "custom":
-            return self._settle(call, *registry.check_text(call.name, call.joined()))
-        return self._settle(call, *registry.check(call.name, call.joined()))
+            return self._settle(call, *registry.check_text(call.name, combined))
+        return self._settle(call, *registry.check(call.name, combined))
 
     def _close_call_value(self, call: ToolCallBuffer, value: object) -> bool:
         """Close a call whose input arrived already parsed (Gemini) and validate it."""
@@ -773,12 +940,18 @@ class RouteAccumulator:
         if len(text) > self._max_tool_input:
             self._fail(Outcome.BUFFER_LIMIT, "tool_input")
             return False
+        if not self._hold(len(text) - call.size):
+            return False
         call.parts[:] = [text]
         call.size = len(text)
         return self._close_call_value(call, value)
 
     def _settle(self, call: ToolCallBuffer, arguments: dict[str, Any] | None, stage: str | None,
                 problems: tuple[str, ...]) -> bool:
+        """Record a closed call's verdict; parsed arguments are charged once more, by the length of
+        the input they came from. False on failure."""
+        if arguments is not None and not self._hold(call.size):
+            return False
         call.settle(arguments, stage, problems)
         self._emit(ToolCallUpdate(call.call, call.id, call.name, call.state.value, arguments, False))
         if stage is not None:

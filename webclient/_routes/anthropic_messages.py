@@ -37,11 +37,13 @@ Wire facts (``route-contracts.md`` §3; vocabulary from anthropic-sdk-python 2.1
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from .._outcome import Outcome
 from .._toolcalls import Fragments, ToolCallBuffer, parse_tool_input
 from .._updates import JSON, ChoiceResult
+from .._values import value_problem
 from ._base import RouteAccumulator, RouteContract, TextBuffer, choice, stop_table
 
 #: ``stop_reason`` by category: ``StopReason`` (``end_turn | max_tokens | stop_sequence | tool_use |
@@ -207,7 +209,7 @@ class AnthropicMessagesAccumulator(RouteAccumulator):
             return
         self._identity(message.get("id"), message.get("model"))
         usage = message.get("usage")
-        if usage.__class__ is dict:
+        if usage.__class__ is dict and self._charge_usage(usage):
             self.usage = dict(usage)
 
     def _message_delta(self, obj: dict[str, Any]) -> None:
@@ -220,10 +222,13 @@ class AnthropicMessagesAccumulator(RouteAccumulator):
             if reason.__class__ is not str:
                 self._protocol("envelope")
                 return
+            if not self._hold_as("stop_reason", len(reason)):
+                return
             self.stop_reason = reason
         usage = obj.get("usage")
-        if usage.__class__ is dict:
-            # message_delta usage is cumulative: it overwrites the message_start values.
+        if usage.__class__ is dict and self._charge_usage(usage, merge=True):
+            # message_delta usage is cumulative: it overwrites the message_start values (and may
+            # add keys, so its charge grows with every merge).
             if self.usage is None:
                 self.usage = {}
             self.usage.update(usage)
@@ -349,13 +354,9 @@ class AnthropicMessagesAccumulator(RouteAccumulator):
             block.updates["encrypted_content"] = delta.get("encrypted_content")
 
     def _server_input(self, server: Fragments, fragment: str) -> None:
-        """Server tool input: same per-block ceiling as a client call, no updates."""
-        size = server.size + len(fragment)
-        if size > self._max_tool_input:
-            self._fail(Outcome.BUFFER_LIMIT, "tool_input")
-            return
-        server.size = size
-        server.parts.append(fragment)
+        """Server tool input: same ceilings as a client call, no updates."""
+        if self._held_input(server, len(fragment)):
+            server.parts.append(fragment)
 
     def _block_stop(self, obj: dict[str, Any]) -> None:
         block = self._block(obj)
@@ -372,9 +373,17 @@ class AnthropicMessagesAccumulator(RouteAccumulator):
             value, _ = parse_tool_input(block.server.joined())
             if not isinstance(value, dict):
                 self._fail(Outcome.PAYLOAD_ERROR, "tool_json" if value is None else "tool_not_object")
-            block.value = value
+                return
+            stage = value_problem(value)
+            if stage is not None:
+                self._fail(Outcome.PAYLOAD_ERROR, stage)
+            elif self._hold(block.server.size):  # the parsed input, held beside its text
+                block.value = value
 
     # -- results -------------------------------------------------------------------------
+
+    def _text_buffers(self) -> Iterable[TextBuffer]:
+        return (b.text for b in self._blocks.values() if b.text is not None)
 
     def open_count(self) -> int:
         return sum(1 for b in self._blocks.values() if not b.closed)

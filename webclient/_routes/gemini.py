@@ -42,8 +42,11 @@ import json
 import re
 from typing import Any
 
+from .._limits import ENTRY_CHARS, MAX_JSON_DEPTH
+from .._outcome import Outcome
 from .._toolcalls import ToolCallBuffer
 from .._updates import JSON, ToolCall
+from .._values import UNPAIRED_SURROGATE, clean_text, has_surrogate
 from ._base import ChoiceState, RouteAccumulator, RouteContract, TextBuffer, stop_table
 
 #: ``finishReason`` by category: the ``FinishReason`` enum of the Gemini API
@@ -121,6 +124,13 @@ CONTRACT = RouteContract(
 _dumps = json.dumps
 # One step of a partialArgs jsonPath: .name | [digits] | ['name'] | ["name"]
 _PATH_STEP = re.compile(r"\.([A-Za-z0-9_\-]+)|\[(\d+)\]|\['([^']*)'\]|\[\"([^\"]*)\"\]")
+#: Steps of one path at most: the assembled arguments nest no deeper than any JSON webclient parses
+#: (a deeper object could not be serialized or validated without exhausting Pyodide's stack).
+MAX_PATH_STEPS = MAX_JSON_DEPTH
+#: Digits of an array index at most: an index is placed only at or below its list's length, which
+#: is below the number of paths; more digits could only be refused, after a ``int()`` whose cost
+#: grows faster than linearly with the digits (CPython refuses more than 4300).
+MAX_INDEX_DIGITS = 9
 _VALUE_KEYS = ("numberValue", "boolValue", "nullValue")
 
 
@@ -188,49 +198,79 @@ class _Call:
         return part
 
 
-def _parse_path(path: str) -> list[str | int] | None:
-    """``"$.a[0]['b']"`` -> ``["a", 0, "b"]``; ``None`` outside the supported grammar."""
+def parse_path(path: str) -> tuple[list[str | int] | None, int]:
+    """``"$.a[0]['b']"`` -> ``(["a", 0, "b"], work)``; ``None`` outside the supported grammar, or
+    deeper than :data:`MAX_PATH_STEPS`, or with an index of more than :data:`MAX_INDEX_DIGITS` digits.
+
+    Linear: each step is one anchored match of :data:`_PATH_STEP`, whose alternatives are told apart
+    by their first two characters and whose repeats stop at the first character that ends them, so
+    a step is read once and a failing match reads at most the rest of the path, once (then the
+    parse ends). ``work`` counts those characters: at most twice the path's length."""
     if not path.startswith("$"):
-        return None
+        return None, 1
     steps: list[str | int] = []
-    pos = 1
-    while pos < len(path):
-        m = _PATH_STEP.match(path, pos)
-        if m is None:
-            return None
+    append = steps.append
+    match = _PATH_STEP.match
+    pos, end = 1, len(path)
+    while pos < end:
+        m = match(path, pos)
+        if m is None or len(steps) == MAX_PATH_STEPS:
+            return None, end
         name, number, quoted, dquoted = m.groups()
-        steps.append(int(number) if number is not None else (name or quoted or dquoted or ""))
+        if number is not None:
+            if len(number) > MAX_INDEX_DIGITS:
+                return None, m.end()
+            append(int(number))
+        else:
+            append(name or quoted or dquoted or "")
         pos = m.end()
-    return steps or None
+    return (steps or None), pos
 
 
-def build_arguments(paths: dict[str, list[str] | tuple[object]]) -> dict[str, Any] | None:
-    """Assemble streamed partial arguments into an object; ``None`` if a path cannot be placed."""
+def assemble(paths: dict[str, list[str] | tuple[object]]) -> tuple[dict[str, Any] | None, int]:
+    """Assemble streamed partial arguments into an object (``None`` if a path cannot be placed),
+    with the work done: characters of the paths read (:func:`parse_path`), steps walked, characters
+    of string values joined. Each is at most a constant times the input, so assembling is linear
+    in the paths and values streamed: every step is one dict or list operation, an index is placed
+    only at or below the list's length (never padded), and nothing is rescanned."""
     root: dict[str, Any] = {}
+    work = 0
     for path, held in paths.items():
-        steps = _parse_path(path)
+        steps, cost = parse_path(path)
+        work += cost
         if steps is None or not isinstance(steps[0], str):
-            return None
-        value = "".join(held) if isinstance(held, list) else held[0]
+            return None, work
+        if isinstance(held, list):
+            joined = "".join(held)
+            work += len(joined)
+            value: object = joined
+        else:
+            value = held[0]
+        work += len(steps)
         node: Any = root
         for step, nxt in zip(steps, [*steps[1:], None], strict=True):
             container: dict[str, Any] | list[Any] = {} if isinstance(nxt, str) else []
             if isinstance(step, str):
                 if not isinstance(node, dict):
-                    return None
+                    return None, work
                 if nxt is None:
                     node[step] = value
                 else:
                     node = node.setdefault(step, container)
             else:
                 if not isinstance(node, list) or step > len(node):
-                    return None
+                    return None, work
                 if step == len(node):
                     node.append(value if nxt is None else container)
                 elif nxt is None:
                     node[step] = value
                 node = node[step]
-    return root
+    return root, work
+
+
+def build_arguments(paths: dict[str, list[str] | tuple[object]]) -> dict[str, Any] | None:
+    """Assemble streamed partial arguments into an object; ``None`` if a path cannot be placed."""
+    return assemble(paths)[0]
 
 
 class GeminiAccumulator(RouteAccumulator):
@@ -247,8 +287,10 @@ class GeminiAccumulator(RouteAccumulator):
         if self.response_id is None or self.model is None:
             self._identity(obj.get("responseId"), obj.get("modelVersion"))
         usage = obj.get("usageMetadata")
-        if usage.__class__ is dict:
+        if usage.__class__ is dict and self._charge_usage(usage):
             self.usage = usage
+        if self.failure is not None:
+            return
         if candidates:
             if all(c.finish_reason is not None for c in self._choices.values()):
                 self._terminal_choices()
@@ -287,7 +329,8 @@ class GeminiAccumulator(RouteAccumulator):
             if st.finish_reason is not None:
                 self._refinish(st, reason)
                 return
-            st.finish_reason = reason
+            if not self._finish(st, reason):
+                return
             if st.streaming is not None:
                 self._close_streaming(st)
 
@@ -322,8 +365,7 @@ class GeminiAccumulator(RouteAccumulator):
             self._protocol("envelope")
             return
         if any(key not in _PART_FIELDS for key in p):
-            if self._unknown():
-                st.parts.append(p)
+            if self._unknown() and self._add_part(st, p):
                 st.items.append(p)
             return
         signature = p.get("thoughtSignature")
@@ -343,11 +385,17 @@ class GeminiAccumulator(RouteAccumulator):
         elif field is not None:
             if p[field].__class__ is not dict:
                 self._protocol("envelope")
-            elif self._retain():
-                st.parts.append(p)
+            elif self._retain() and self._add_part(st, p):
                 st.items.append(p)
         elif signature is not None:
-            st.parts.append(p)  # a signature-only part: kept as it came
+            self._add_part(st, p)  # a signature-only part: kept as it came
+
+    def _add_part(self, st: _Candidate, part: _Run | dict[str, Any] | _Call) -> bool:
+        """Append a part of the assistant message (one entry against ``retained``). False on failure."""
+        if not self._hold(ENTRY_CHARS):
+            return False
+        st.parts.append(part)
+        return True
 
     def _text_part(self, st: _Candidate, text: object, thought: bool, signature: str | None) -> None:
         """A text part: appended to its channel and to the message's current run of that kind
@@ -367,7 +415,8 @@ class GeminiAccumulator(RouteAccumulator):
             run: _Run = last
         else:
             run = _Run(buf, thought, start, signature)
-            st.parts.append(run)
+            if not self._add_part(st, run):
+                return
         run.end = buf.size
 
     # -- function calls ------------------------------------------------------------------
@@ -404,12 +453,14 @@ class GeminiAccumulator(RouteAccumulator):
                 value = {} if args is None else args
                 if not self._tool_input(call, _dumps(value, ensure_ascii=False)):
                     return
-                st.parts.append(part)  # a whole call is its own message part, verbatim
+                if not self._add_part(st, part):  # a whole call is its own message part, verbatim
+                    return
                 self._close_call_value(call, value)
                 return
             st.streaming = call
             st.paths = {}
-            st.parts.append(_Call(call, call_id or None, signature))
+            if not self._add_part(st, _Call(call, call_id or None, signature)):
+                return
         elif signature is not None:
             record = next(r for r in reversed(st.parts) if r.__class__ is _Call)
             if record.signature is None:
@@ -432,24 +483,33 @@ class GeminiAccumulator(RouteAccumulator):
         if path.__class__ is not str:
             self._protocol("envelope")
             return
+        held = st.paths.get(path)
         if "stringValue" in piece:
             fragment = piece["stringValue"]
             if fragment.__class__ is not str:
                 self._protocol("envelope")
                 return
-            held = st.paths.get(path)
             if not isinstance(held, list):
+                if held is None and not self._new_path(call, path):
+                    return
                 held = st.paths[path] = []
-            held.append(fragment)
-            if fragment:
-                self._tool_input(call, fragment)
+            if fragment and self._tool_input(call, fragment):
+                held.append(fragment)  # an empty fragment adds nothing to hold
             return
         for key in _VALUE_KEYS:
             if key in piece:
                 value = None if key == "nullValue" else piece[key]
-                st.paths[path] = (value,)
-                self._tool_input(call, _dumps(value))
+                if held is None and not self._new_path(call, path):
+                    return
+                if self._tool_input(call, _dumps(value)):
+                    st.paths[path] = (value,)
                 return
+
+    def _new_path(self, call: ToolCallBuffer, path: str) -> bool:
+        """A streamed-argument path first seen: its length counts as input of its call (ceilings
+        ``tool_input`` and ``retained``, so even paths with empty values are bounded), plus one entry
+        against ``retained``. False on failure."""
+        return self._held_input(call, len(path)) and self._hold(ENTRY_CHARS)
 
     def _close_streaming(self, st: _Candidate) -> bool:
         call = st.streaming
@@ -457,13 +517,40 @@ class GeminiAccumulator(RouteAccumulator):
         st.streaming = None
         if self._run is call:
             self.flush()
-        arguments = build_arguments(st.paths)
+        arguments, _ = assemble(st.paths)
         st.paths = {}
         if arguments is None:
             self._close_call(call, validate=False)
             return self._settle(call, None, "tool_json", ("streamed argument path not supported",))
         # The assembled object is what the call's input is from here on.
         return self._close_call_object(call, arguments)
+
+    def _check_texts(self) -> bool:
+        """The base's check, run per message part: the runs of a candidate's buffer split its text
+        at the part boundaries the provider sent, so pairs are combined (and unpaired surrogates
+        found) run by run and the runs are re-measured. A pair split across two parts is unpaired
+        in both."""
+        if self._run is not None:
+            self.flush()
+        for st in self._choices.values():
+            assert isinstance(st, _Candidate)
+            for buf in (st.text, st.reasoning):
+                text = buf.joined()
+                if not has_surrogate(text):
+                    continue
+                pieces: list[str] = []
+                pos = 0
+                for run in st.parts:
+                    if isinstance(run, _Run) and run.buf is buf:
+                        piece = clean_text(text[run.start : run.end])
+                        if piece is None:
+                            self._fail(Outcome.PAYLOAD_ERROR, UNPAIRED_SURROGATE)
+                            return False
+                        run.start, pos = pos, pos + len(piece)
+                        run.end = pos
+                        pieces.append(piece)
+                self._replace_text(buf, "".join(pieces))
+        return True
 
     # -- results (open_count and choice_results: the base's, candidates in index order) ------
 

@@ -35,6 +35,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from .._limits import ENTRY_CHARS
+from .._outcome import Outcome
 from .._toolcalls import ToolCallBuffer
 from .._updates import JSON, ToolCall
 from ._base import ChoiceState, RouteAccumulator, RouteContract, stop_table
@@ -142,7 +144,8 @@ class OpenAIChatAccumulator(RouteAccumulator):
             if usage.__class__ is not dict:
                 self._protocol("envelope")
                 return
-            self.usage = usage
+            if self._charge_usage(usage):
+                self.usage = usage
 
     def _choice(self, st: _Choice, ch: dict[str, Any]) -> None:
         delta = ch.get("delta")
@@ -226,33 +229,47 @@ class OpenAIChatAccumulator(RouteAccumulator):
         if call_id:
             call = st.by_id.get(call_id)
             if call is not None:
-                if index is not None and index not in st.by_index:
-                    st.by_index[index] = call
+                if index is not None and index not in st.by_index and not self._alias(st, index, call):
+                    return None
                 return call
             if index is not None:
                 call = st.by_index.get(index)
                 if call is not None and call.id is None:
+                    if not self._hold(ENTRY_CHARS + len(call_id)):
+                        return None
                     if self._run is call:
                         self.flush()  # deltas so far were announced without the id
                     call.id = call_id
                     st.by_id[call_id] = call
                     return call
             call = self._open(st, call_id, name, kind)
-            if call is not None:
-                st.by_id[call_id] = call
-                if index is not None:
-                    st.by_index[index] = call
+            if call is None or not self._hold(ENTRY_CHARS):
+                return None
+            st.by_id[call_id] = call
+            if index is not None and not self._alias(st, index, call):
+                return None
             return call
         if index is not None:
             call = st.by_index.get(index)
             if call is None:
                 call = self._open(st, None, name, kind)
-                if call is not None:
-                    st.by_index[index] = call
+                if call is None or not self._alias(st, index, call):
+                    return None
             return call
         if st.latest is not None:
             return st.latest
         return self._open(st, None, name, kind)
+
+    def _alias(self, st: _Choice, index: int, call: ToolCallBuffer) -> bool:
+        """``index`` now names ``call`` in its choice: at most ``max_tool_calls`` indexes per choice
+        (stage ``tool_calls``; a real call has one), one entry against ``retained``. False on failure."""
+        if len(st.by_index) >= self._max_calls:
+            self._fail(Outcome.BUFFER_LIMIT, "tool_calls")
+            return False
+        if not self._hold(ENTRY_CHARS):
+            return False
+        st.by_index[index] = call
+        return True
 
     def _open(self, st: _Choice, call_id: str | None, name: str | None,
               kind: str = "function") -> ToolCallBuffer | None:
@@ -282,6 +299,8 @@ class OpenAIChatAccumulator(RouteAccumulator):
     def _continue(self, call: ToolCallBuffer, name: str | None, arguments: str | None) -> None:
         """A fragment for ``call``: a late name fills a missing one, arguments are appended."""
         if name and call.name is None:
+            if not self._hold(len(name)):
+                return
             if self._run is call:
                 self.flush()  # deltas so far were announced without the name
             call.name = name
@@ -334,7 +353,8 @@ class OpenAIChatAccumulator(RouteAccumulator):
     # -- ends ----------------------------------------------------------------------------
 
     def _finish_choice(self, st: _Choice, reason: str) -> None:
-        st.finish_reason = reason
+        if not self._finish(st, reason):
+            return
         validate = self._stop_failure(reason) is None
         for call in st.calls:
             if call.open and not self._close_call(call, validate):

@@ -41,11 +41,13 @@ Wire facts (``route-contracts.md`` §2; vocabulary from openai-python 3.57.0
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from .._resume import ResumeContract
 from .._toolcalls import ToolCallBuffer
 from .._updates import JSON, ChoiceResult
+from .._values import combine_surrogates
 from ._base import RouteAccumulator, RouteContract, TextBuffer, choice, ignore, stop_table
 
 #: Stop reasons: ``response.status`` of the terminal response (``response_status.py``:
@@ -238,6 +240,8 @@ class OpenAIResponsesAccumulator(RouteAccumulator):
         if response.__class__ is dict:
             usage = response.get("usage")
             if usage.__class__ is dict:
+                if not self._charge_usage(usage):
+                    return
                 self.usage = usage
             given = response.get("status")
             if given.__class__ is str and given:
@@ -253,6 +257,8 @@ class OpenAIResponsesAccumulator(RouteAccumulator):
                 reason = details.get("reason")
             usage = response.get("usage")
             if usage.__class__ is dict:
+                if not self._charge_usage(usage):
+                    return
                 self.usage = usage
         self._terminal(reason if reason.__class__ is str and reason else "incomplete", 0)
 
@@ -368,7 +374,7 @@ class OpenAIResponsesAccumulator(RouteAccumulator):
             if not buf.parts:
                 if final and not self._text(buf, final):
                     return False
-            elif buf.joined() != final:
+            elif combine_surrogates(buf.joined()) != final:  # a pair split across deltas is one character
                 self._protocol("item_mismatch")
                 return False
         return True
@@ -464,7 +470,7 @@ class OpenAIResponsesAccumulator(RouteAccumulator):
             if call.parts:
                 if self._run is call:
                     self.flush()
-                if call.joined() != final:
+                if combine_surrogates(call.joined()) != final:
                     self._close_call(call, validate=False)
                     return self._settle(call, None, "tool_arguments_mismatch",
                                         ("arguments disagree with the streamed deltas",))
@@ -473,6 +479,12 @@ class OpenAIResponsesAccumulator(RouteAccumulator):
         return self._close_call(call)
 
     # -- results -------------------------------------------------------------------------
+
+    def _text_buffers(self) -> Iterable[TextBuffer]:
+        for item in self._items.values():
+            for buf in (item.text, item.refusal, item.reasoning):
+                if buf is not None:
+                    yield buf
 
     def open_count(self) -> int:
         return self._open_blocks()

@@ -1,0 +1,287 @@
+"""Values that must never commit: unpaired surrogates in text or tool inputs (a pair split across two
+deltas is one character) and non-finite numbers in tool inputs and call actions (every chunking)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from tests.route_fixtures import check, outcome_of, replay
+from tests.test_retained import (
+    ANTHROPIC,
+    CHAT,
+    GEMINI,
+    RESPONSES,
+    anthropic_stream,
+    block,
+    chat,
+    chat_stream,
+    choice,
+    ev,
+    gemini,
+    gemini_stream,
+    message_item,
+    responses_stream,
+    streamed_call,
+)
+from webclient._values import (
+    NON_FINITE_NUMBER,
+    UNPAIRED_SURROGATE,
+    clean_text,
+    combine_surrogates,
+    has_surrogate,
+    value_problem,
+)
+
+HIGH, LOW = "\ud83d", "\ude00"
+GRIN = "\U0001f600"
+
+
+# -- the helpers ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("text", "cleaned"), [
+    ("plain ascii", "plain ascii"),
+    ("caf\u00e9 \u65e5\u672c " + GRIN, "caf\u00e9 \u65e5\u672c " + GRIN),
+    ("a" + HIGH + LOW + "b", "a" + GRIN + "b"),
+    (HIGH + LOW + HIGH + LOW, GRIN + GRIN),
+    ("a" + HIGH, None),
+    (LOW + "a", None),
+    (LOW + HIGH, None),  # the wrong order is no pair
+    (HIGH + HIGH + LOW, None),
+    (HIGH + LOW + LOW, None),
+])
+def test_clean_text_combines_pairs_and_refuses_what_is_left_unpaired(text: str, cleaned: str | None) -> None:
+    assert clean_text(text) == cleaned
+    assert combine_surrogates(text) == (cleaned if cleaned is not None else combine_surrogates(text))
+    assert has_surrogate(text) is (HIGH in text or LOW in text)
+
+
+def test_text_without_surrogates_is_returned_as_is() -> None:
+    text = "\u65e5\u672c" * 10
+    assert clean_text(text) is text and combine_surrogates(text) is text
+
+
+@pytest.mark.parametrize(("value", "stage"), [
+    ({"x": 1.5, "y": [1, "s", None, True]}, None),
+    ({"x": float("inf")}, NON_FINITE_NUMBER),
+    ({"x": [{"y": -float("inf")}]}, NON_FINITE_NUMBER),
+    ({"x": float("nan")}, NON_FINITE_NUMBER),
+    ({"x": "a" + HIGH}, UNPAIRED_SURROGATE),
+    ({"k" + LOW: 1}, UNPAIRED_SURROGATE),
+    ({"x": GRIN}, None),
+])
+def test_value_problem_finds_non_finite_numbers_and_unpaired_surrogates_anywhere(value: Any, stage: str | None) -> None:
+    assert value_problem(value) == stage
+
+
+# -- text channels, every route ----------------------------------------------------------------------
+
+
+def esc(text: str) -> str:
+    """``text`` as it arrives in an ASCII-escaped JSON string (surrogates as ``\\uXXXX`` escapes)."""
+    return json.dumps(text)[1:-1]
+
+
+def chat_text(*pieces: str, channel: str = "content") -> bytes:
+    return chat_stream([], [chat(choice(**{channel: p})) for p in pieces])
+
+
+def gemini_text(*pieces: str, thought: bool = False) -> bytes:
+    return gemini_stream([gemini({"text": p, "thought": True} if thought else {"text": p}) for p in pieces])
+
+
+def anthropic_text(*pieces: str) -> bytes:
+    return anthropic_stream(block(0, {"type": "text", "text": ""}, *({"type": "text_delta", "text": p}
+                                                                     for p in pieces)))
+
+
+def anthropic_thinking(*pieces: str) -> bytes:
+    return anthropic_stream(block(0, {"type": "thinking", "thinking": ""}, *(
+        {"type": "thinking_delta", "thinking": p} for p in pieces), {"type": "signature_delta", "signature": "s"}))
+
+
+def responses_text(*pieces: str) -> bytes:
+    return responses_stream(message_item(0, list(pieces)))
+
+
+def responses_refusal(*pieces: str) -> bytes:
+    return responses_stream(message_item(0, list(pieces), "refusal"))
+
+
+TEXT_STREAMS = {
+    "chat-content": (CHAT, chat_text, "text"),
+    "chat-refusal": (CHAT, lambda *p: chat_text(*p, channel="refusal"), "refusal"),
+    "chat-reasoning": (CHAT, lambda *p: chat_text(*p, channel="reasoning_content"), "reasoning"),
+    "gemini-text": (GEMINI, gemini_text, "text"),
+    "gemini-thought": (GEMINI, lambda *p: gemini_text(*p, thought=True), "reasoning"),
+    "anthropic-text": (ANTHROPIC, anthropic_text, "text"),
+    "anthropic-thinking": (ANTHROPIC, anthropic_thinking, "reasoning"),
+    "responses-text": (RESPONSES, responses_text, "text"),
+    "responses-refusal": (RESPONSES, responses_refusal, "refusal"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(TEXT_STREAMS))
+def test_a_pair_split_across_two_deltas_commits_as_the_character_it_encodes(name: str) -> None:
+    route, make, channel = TEXT_STREAMS[name]
+    result, _ = check(route, make("a" + HIGH, LOW + "b"))
+    assert result.outcome.value == "complete"
+    assert getattr(result, channel).startswith("a" + GRIN + "b")
+    assert json.dumps(result.to_dict(), ensure_ascii=False).encode("utf-8")  # encodable: no surrogate left
+
+
+@pytest.mark.parametrize("name", sorted(TEXT_STREAMS))
+@pytest.mark.parametrize("pieces", [("a" + HIGH, "b"), ("a", LOW), (HIGH,), ("x" + LOW + HIGH,)],
+                         ids=["high-then-text", "lone-low", "lone-high", "reversed-pair"])
+def test_an_unpaired_surrogate_in_any_text_channel_is_a_payload_error(name: str, pieces: tuple[str, ...]) -> None:
+    route, make, _ = TEXT_STREAMS[name]
+    assert outcome_of(route, make(*pieces)) == ("payload_error", UNPAIRED_SURROGATE)
+
+
+def test_a_pair_split_across_two_gemini_message_parts_is_unpaired_in_both() -> None:
+    data = gemini_stream([gemini({"text": "a" + HIGH, "thoughtSignature": "s1"}),
+                          gemini({"text": LOW + "b", "thoughtSignature": "s2"})])
+    assert outcome_of(GEMINI, data) == ("payload_error", UNPAIRED_SURROGATE)
+
+
+def test_gemini_message_parts_keep_their_boundaries_after_pairs_are_combined() -> None:
+    data = gemini_stream([gemini({"text": "a" + HIGH}), gemini({"text": LOW + "b"}),
+                          gemini({"text": "c", "thoughtSignature": "s1"}), gemini({"text": HIGH}),
+                          gemini({"text": LOW})])
+    result, _ = check(GEMINI, data)
+    assert result.outcome.value == "complete"
+    assert result.text == "a" + GRIN + "bc" + GRIN + "."
+    parts = result.assistant_message["parts"]  # type: ignore[index]
+    assert [p["text"] for p in parts] == ["a" + GRIN + "b", "c", GRIN + "."]
+
+
+def test_the_responses_done_item_agrees_with_deltas_that_split_a_pair() -> None:
+    events = message_item(0, ["a" + HIGH, LOW])
+    name, done = events[-1]
+    events[-1] = (name, {**done, "item": {**done["item"], "content": [{"type": "output_text", "text": "a" + GRIN}]}})
+    result, _ = check(RESPONSES, responses_stream(events))
+    assert (result.outcome.value, result.text) == ("complete", "a" + GRIN)
+
+
+def test_a_lone_surrogate_is_only_checked_when_the_answer_would_commit() -> None:
+    data = chat_text("a" + HIGH).replace(b'"finish_reason":"stop"', b'"finish_reason":"length"')
+    assert outcome_of(CHAT, data) == ("truncated", "stop_reason")
+
+
+# -- tool inputs ------------------------------------------------------------------------------------
+
+
+def chat_call(*fragments: str) -> bytes:
+    opened = {"index": 0, "id": "call_0", "type": "function", "function": {"name": "f", "arguments": ""}}
+    return chat_stream([chat(choice(tool_calls=[opened]))],
+                       [chat(choice(tool_calls=[{"index": 0, "function": {"arguments": f}}])) for f in fragments],
+                       [chat(choice(finish="tool_calls"))])
+
+
+def test_a_pair_split_across_two_argument_fragments_is_one_character_in_the_arguments() -> None:
+    result, _ = check(CHAT, chat_call('{"x": "a' + HIGH, LOW + '"}'))
+    assert result.outcome.value == "complete"
+    (call,) = result.tool_calls
+    assert (call.state, call.arguments, call.input_text) == ("valid", {"x": "a" + GRIN}, '{"x": "a' + GRIN + '"}')
+
+
+@pytest.mark.parametrize(("fragments", "stage"), [
+    (('{"x": "\\ud800"}',), UNPAIRED_SURROGATE),
+    (('{"x\\udc00": 1}',), UNPAIRED_SURROGATE),
+    (('{"x": "' + HIGH + '"}',), UNPAIRED_SURROGATE),
+    (('{"x": 1e999}',), NON_FINITE_NUMBER),
+    (('{"x": [1, -1e999]}',), NON_FINITE_NUMBER),
+    (('{"x": 1', 'e999}'), NON_FINITE_NUMBER),
+    (('{"x": NaN}',), "tool_json"),  # not JSON at all
+    (('{"x": "\\ud83d\\ude00"}',), None),  # an escaped pair is a character
+])
+def test_tool_arguments_with_unpaired_surrogates_or_non_finite_numbers_never_commit(
+        fragments: tuple[str, ...], stage: str | None) -> None:
+    result, _ = check(CHAT, chat_call(*fragments))
+    if stage is None:
+        assert (result.outcome.value, result.tool_calls[0].state) == ("complete", "valid")
+        return
+    assert (result.outcome.value, result.stage) == ("payload_error", stage)
+    (call,) = result.tool_calls
+    assert (call.state, call.arguments, call.ready) == ("invalid", None, False)
+
+
+def test_a_pair_split_across_server_tool_input_fragments_is_one_character() -> None:
+    data = anthropic_stream(block(0, {"type": "server_tool_use", "id": "s", "name": "web_search", "input": {}},
+                                  {"type": "input_json_delta", "partial_json": '{"q": "a' + HIGH},
+                                  {"type": "input_json_delta", "partial_json": LOW + '"}'}))
+    result, _ = check(ANTHROPIC, data)
+    assert result.outcome.value == "complete"
+    assert result.items[0]["input"] == {"q": "a" + GRIN}
+
+
+def test_a_custom_call_s_free_text_input_with_an_unpaired_surrogate_is_refused() -> None:
+    opened = {"index": 0, "id": "c", "type": "custom", "custom": {"name": "g", "input": "ab" + HIGH}}
+    data = chat_stream([chat(choice(tool_calls=[opened]))], [], [chat(choice(finish="tool_calls"))])
+    assert outcome_of(CHAT, data) == ("payload_error", UNPAIRED_SURROGATE)
+
+
+def gemini_args(args: str) -> bytes:
+    """A whole Gemini call whose ``args`` are the given raw JSON (the envelope is lenient)."""
+    data = gemini_stream([gemini({"functionCall": {"name": "f", "args": {"x": 0}}})])
+    return data.replace(b'{"x":0}', args.encode())
+
+
+@pytest.mark.parametrize(("data", "route"), [
+    pytest.param(gemini_args('{"x": NaN}'), GEMINI, id="gemini-args-nan"),
+    pytest.param(gemini_args('{"x": [Infinity]}'), GEMINI, id="gemini-args-infinity"),
+    pytest.param(gemini_args('{"x": 1e999}'), GEMINI, id="gemini-args-overflow"),
+    pytest.param(gemini_stream(streamed_call([{"jsonPath": "$.x", "numberValue": 0}])).replace(
+        b'"numberValue":0', b'"numberValue":1e999'), GEMINI, id="gemini-number-value"),
+    pytest.param(gemini_stream(streamed_call([{"jsonPath": "$.x", "numberValue": 0}])).replace(
+        b'"numberValue":0', b'"numberValue":NaN'), GEMINI, id="gemini-number-value-nan"),
+    pytest.param(responses_stream([
+        ev("response.output_item.added", output_index=0, item={"id": "cu_0", "type": "computer_call"}),
+        ev("response.output_item.done", output_index=0,
+           item={"id": "cu_0", "type": "computer_call", "call_id": "c", "action": {"type": "click", "x": 0}})]
+    ).replace(b'"x":0', b'"x":-Infinity'), RESPONSES, id="responses-computer-action"),
+    pytest.param(anthropic_stream(block(0, {"type": "tool_use", "id": "t", "name": "f", "input": {"x": 0}})
+                                  ).replace(b'"x":0', b'"x":1e999'), ANTHROPIC, id="anthropic-whole-input"),
+    pytest.param(anthropic_stream(block(0, {"type": "tool_use", "id": "t", "name": "f", "input": {}},
+                                        {"type": "input_json_delta", "partial_json": '{"x": 1e400}'})),
+                 ANTHROPIC, id="anthropic-streamed-input"),
+    pytest.param(anthropic_stream(block(0, {"type": "server_tool_use", "id": "s", "name": "web_search", "input": {}},
+                                        {"type": "input_json_delta", "partial_json": '{"x": 1e400}'})),
+                 ANTHROPIC, id="anthropic-server-tool-input"),
+])
+def test_non_finite_numbers_in_call_inputs_and_actions_are_a_payload_error(data: bytes, route: str) -> None:
+    assert outcome_of(route, data) == ("payload_error", NON_FINITE_NUMBER)
+
+
+def test_gemini_args_with_an_unpaired_surrogate_are_refused() -> None:
+    assert outcome_of(GEMINI, gemini_args('{"x": "\\udbff"}')) == ("payload_error", UNPAIRED_SURROGATE)
+
+
+def test_the_replay_command_prints_valid_json_for_a_refused_lone_surrogate(capsys: pytest.CaptureFixture[str],
+                                                                          tmp_path: Any) -> None:
+    from webclient._cli import main
+
+    capture = tmp_path / "lone.sse"
+    capture.write_bytes(chat_text("a" + HIGH))
+    assert main(["replay", "--route", CHAT, str(capture)]) == 1
+    out = json.loads(capsys.readouterr().out)
+    assert (out["outcome"], out["stage"], out["text"]) == ("payload_error", UNPAIRED_SURROGATE, "a" + HIGH)
+
+
+def test_surrogate_checks_run_once_per_channel_not_per_delta(monkeypatch: pytest.MonkeyPatch) -> None:
+    import webclient._routes._base as base
+
+    calls: list[int] = []
+    real = base.clean_text
+
+    def counting(text: str) -> str | None:
+        calls.append(len(text))
+        return real(text)
+
+    monkeypatch.setattr(base, "clean_text", counting)
+    session = replay(CHAT, [chat_text(*["\u65e5"] * 50)])
+    assert session.result is not None and session.result.outcome.value == "complete"
+    assert calls == [50, 0, 0]  # text, refusal, reasoning: once each, at the terminal condition

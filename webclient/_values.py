@@ -1,0 +1,74 @@
+"""Values that must never commit: unpaired UTF-16 surrogates and non-finite numbers.
+
+Both can only come from JSON escapes and number syntax, never from the bytes themselves (the UTF-8
+decoder refuses encoded surrogates): ``json.loads`` turns ``"\\ud800"`` into a lone surrogate code
+point and ``1e999`` into ``inf``; envelopes are parsed leniently, so ``NaN`` / ``Infinity`` can also
+arrive inside provider objects (Gemini ``args``, Responses call actions). Neither has a place in a
+committed answer: a lone surrogate cannot be encoded as UTF-8 (``replay`` used to crash on it, a
+browser shows U+FFFD) and JSON has no infinity or NaN.
+
+A character outside the Basic Multilingual Plane may legitimately arrive as an escaped pair split
+across two deltas (``"\\ud83d"`` in one, ``"\\ude00"`` in the next): each delta then holds one half
+and only the joined text holds the pair. So the checks run on joined text, once (a text channel at
+the terminal condition, a tool input at its close), and :func:`combine_surrogates` first turns
+every adjacent high + low pair into the character it encodes. What is left is unpaired.
+
+Stages of the ``payload_error`` they cause (see ``_routes/_base.py``): :data:`UNPAIRED_SURROGATE`,
+:data:`NON_FINITE_NUMBER`.
+
+Cost: nothing per delta. At the check, an ASCII string is recognised in O(1) (``str.isascii``
+reads a flag); other text is searched once by one compiled character class (C speed, no copy
+unless a pair has to be combined). A parsed value is serialized once with ``allow_nan=False``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+#: ``payload_error`` stage: a text channel or a tool input holds a surrogate with no partner.
+UNPAIRED_SURROGATE = "unpaired_surrogate"
+#: ``payload_error`` stage: a tool input, call action or server-tool input holds ``inf`` / ``nan``.
+NON_FINITE_NUMBER = "non_finite_number"
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_PAIR = re.compile("[\ud800-\udbff][\udc00-\udfff]")
+_dumps = json.dumps
+
+
+def _pair(match: re.Match[str]) -> str:
+    pair = match[0]
+    return chr(0x10000 + ((ord(pair[0]) - 0xD800) << 10) + (ord(pair[1]) - 0xDC00))
+
+
+def has_surrogate(text: str) -> bool:
+    """Whether ``text`` holds any surrogate code point."""
+    return not text.isascii() and _SURROGATE.search(text) is not None
+
+
+def combine_surrogates(text: str) -> str:
+    """``text`` with every high + low surrogate pair replaced by the character it encodes; unpaired
+    surrogates stay. Returns ``text`` itself when it holds no surrogate."""
+    if not has_surrogate(text):
+        return text
+    return _PAIR.sub(_pair, text)
+
+
+def clean_text(text: str) -> str | None:
+    """``text`` with its surrogate pairs combined, or ``None`` when an unpaired surrogate remains."""
+    if not has_surrogate(text):
+        return text
+    combined = _PAIR.sub(_pair, text)
+    return None if _SURROGATE.search(combined) is not None else combined
+
+
+def value_problem(value: object) -> str | None:
+    """The stage that keeps a parsed value (tool arguments, a call's action object) from committing:
+    :data:`NON_FINITE_NUMBER` for ``inf`` / ``nan`` anywhere in it, :data:`UNPAIRED_SURROGATE` for a
+    lone surrogate in any key or string; else ``None``. Parsed JSON combines escaped pairs itself, so
+    every surrogate left in a parsed value is unpaired."""
+    try:
+        text = _dumps(value, ensure_ascii=False, allow_nan=False)
+    except ValueError:
+        return NON_FINITE_NUMBER
+    return UNPAIRED_SURROGATE if has_surrogate(text) else None
