@@ -600,7 +600,9 @@ function bootDone() {
   ui.bootStage.textContent = "ready";
   ui.bootStage.title = `Pyodide ${versions.pyodide}, Python ${versions.python}, webclient ${versions.webclient}`;
   ui.bootDetail.textContent = `webclient ${versions.webclient} on Python ${versions.python}`;
-  ui.bootElapsed.textContent = `in ${(bootMs / 1000).toFixed(1)} s`;
+  // The kit keeps a snapshot of the booted Python: the next visit restores it instead of starting from scratch.
+  const from = client.snapshot === "restored" ? " (from the saved snapshot)" : "";
+  ui.bootElapsed.textContent = `in ${(bootMs / 1000).toFixed(1)} s${from}`;
   const marker = document.createElement("span");
   marker.className = "ready-marker";
   marker.dataset.testid = "ready";
