@@ -713,7 +713,12 @@ CARD_SAMPLES_JS = """async (states) => {
     if (state === "ready") card.run.click();
   }
   for (const el of samples.querySelectorAll("[data-testid]")) el.removeAttribute("data-testid");
-  return [...samples.querySelectorAll(".tool-card")].map((card) => card.dataset.state);
+  return [...samples.querySelectorAll(".tool-card")].map((card) => {
+    const run = card.querySelector(".tool-run");
+    return { state: card.dataset.state, runDisabled: run.disabled,
+             reason: document.getElementById(run.getAttribute("aria-describedby")).textContent,
+             dashed: getComputedStyle(card).borderTopStyle === "dashed" };
+  });
 }"""
 
 
@@ -730,7 +735,13 @@ def test_every_transient_state_has_no_serious_accessibility_violation_while_an_a
     page.wait_for_function("() => document.querySelector('[data-testid=\"provisional\"]').textContent.length > 5")
     states = list(TOOL_STATE_RANK)
     try:
-        assert page.evaluate(CARD_SAMPLES_JS, states) == states
+        cards = page.evaluate(CARD_SAMPLES_JS, states)
+        assert [card["state"] for card in cards] == states
+        for card in cards:
+            # Every state says why Run is disabled (or, after the one run, that it ran); only ready is solid.
+            assert card["runDisabled"] and card["reason"], card
+            assert card["dashed"] is (card["state"] != "ready"), card
+        assert "Ran once" in cards[states.index("ready")]["reason"]
         assert page.get_by_test_id("provisional").get_attribute("data-state") == "streaming"
         assert page.get_by_test_id("cancel").is_enabled()
         assert axe_violations(page) == []
