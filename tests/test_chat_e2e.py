@@ -274,6 +274,14 @@ def test_a_reader_who_scrolls_up_stays_put_through_the_commit_and_can_jump_to_la
     after = (conversation.evaluate("(el) => el.scrollTop"), anchor.bounding_box()["y"])
     assert after == pytest.approx(before, abs=1), "the view moved while the reader was reading"
     phone.screenshot(path=str(SCREENSHOTS / "chat-360-jump-to-latest.png"))
+    # A new width (a rotated phone) re-wraps everything: a reader who scrolled back is not pulled to the bottom.
+    try:
+        phone.set_viewport_size({"width": 320, "height": WIDTHS[PHONE]})
+        phone.evaluate("() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))")
+        distance = conversation.evaluate("(el) => el.scrollHeight - el.scrollTop - el.clientHeight")
+        assert distance > 100 and phone.locator("#jump").is_visible(), "a new width pulled the reader to the bottom"
+    finally:
+        phone.set_viewport_size({"width": PHONE, "height": WIDTHS[PHONE]})
     phone.locator("#jump").click()
     distance = conversation.evaluate("(el) => el.scrollHeight - el.scrollTop - el.clientHeight")
     assert distance < 2 and phone.locator("#jump").is_hidden()
