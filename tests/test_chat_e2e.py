@@ -362,6 +362,8 @@ def test_retry_sends_the_same_request_again_until_the_retry_advice_says_stop(des
     # Each attempt shows its number; the older ones say they were retried instead of offering to try again.
     attempts = desktop.locator(".turn").last.locator(".attempt")
     assert attempts.locator(".attempt-number").all_inner_texts() == ["Attempt 1", "Attempt 2", "Attempt 3"]
+    assert attempts.locator(".attempt-title").all_text_contents() == [
+        f"Model answer, attempt {n}" for n in (1, 2, 3)], "a screen reader does not hear which attempt is which"
     older = attempts.locator(".outcome-sentence").all_inner_texts()[:2]
     assert [sentence.endswith(f"Retried below as attempt {n}.") for n, sentence in enumerate(older, 2)] == [True] * 2
     assert not any("try again" in sentence for sentence in older), older

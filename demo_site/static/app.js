@@ -205,11 +205,9 @@ class Attempt {
     this.outcomeToken = part(".outcome-token");
     this.stageToken = part(".stage-token");
     this.number = number;
+    this.title = part(".attempt-title");
     this.numberTag = part(".attempt-number");
-    if (number > 1) {
-      part(".attempt-title").textContent = `Model answer, attempt ${number}`;
-      this._showNumber();
-    }
+    if (number > 1) this._showNumber();
     this.sink = new TextSink(this.provisional);
     this.channelSinks = new Map();
     this.cards = new Map();
@@ -234,6 +232,7 @@ class Attempt {
   }
 
   _showNumber() {
+    this.title.textContent = `Model answer, attempt ${this.number}`;
     this.numberTag.textContent = `Attempt ${this.number}`;
     this.numberTag.hidden = false;
   }
