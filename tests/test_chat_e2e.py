@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import statistics
 from collections.abc import Iterator
 from typing import Any
 
@@ -164,6 +165,22 @@ def fill_conversation(page: Any) -> None:
         ask(page, "openai-chat", "parallel_tools")
 
 
+#: Option labels wider than their picker (measured in the picker's font; the arrow takes about 20 px).
+CUT_LABELS_JS = """() => {
+  const canvas = document.createElement("canvas").getContext("2d");
+  const cut = [];
+  for (const select of document.querySelectorAll("#settings select")) {
+    const style = getComputedStyle(select);
+    canvas.font = style.font;
+    const room = select.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight) - 20;
+    for (const option of select.options) {
+      if (canvas.measureText(option.textContent).width > room) cut.push(`${select.id}: ${option.textContent}`);
+    }
+  }
+  return cut;
+}"""
+
+
 def assert_fits(page: Any) -> None:
     layout = page.evaluate(LAYOUT_JS)
     assert not layout["pageScrollsSideways"], "the page scrolls sideways"
@@ -193,12 +210,52 @@ def test_the_chat_fits_the_width_keeps_the_composer_on_screen_and_follows_the_ne
     after = [s for s in samples if s["state"] != "streaming"]
     assert after and after[-1]["end"] and after[-1]["tail"], "the committed answer is not in view"
     assert_fits(page)
-    # The settings open do not push anything sideways either.
-    page.locator("#settings summary").click()
+    # The settings open (or closed) do not push anything sideways either, and no picker cuts its labels.
+    settings = page.locator("#settings summary")
+    settings.click()
     assert_fits(page)
+    if width >= 720:
+        settings.click()
+    assert page.evaluate(CUT_LABELS_JS) == [], "a picker cuts its labels"
     page.screenshot(path=str(SCREENSHOTS / f"chat-{width}-settings.png"))
-    page.locator("#settings summary").click()
+    if width < 720:
+        settings.click()
+    assert page.locator("#settings").evaluate("(el) => el.open") is (width >= 720)
     watch.assert_clean(since)
+
+
+def test_the_chat_fits_the_narrowest_phone_and_a_wide_screen_with_the_settings_open_or_closed(phone: Any) -> None:
+    fill_conversation(phone)
+    phone.locator("#jump").evaluate("(el) => el.hidden || el.click()")
+
+    def at_the_bottom() -> bool:
+        phone.evaluate("() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))")
+        return bool(phone.evaluate("""() => {
+            const c = document.getElementById("conversation");
+            return c.scrollHeight - c.scrollTop - c.clientHeight < 2 && document.getElementById("jump").hidden;
+        }"""))
+
+    assert at_the_bottom()
+    try:
+        for width, height in ((320, 568), (1920, 1080)):
+            phone.set_viewport_size({"width": width, "height": height})
+            # A reader at the bottom stays there when the window changes size (a rotated phone, a resized window).
+            assert at_the_bottom(), f"the view left the newest answer when the window became {width} px wide"
+            for _ in range(2):  # the settings closed, then open (and closed again)
+                phone.locator("#settings summary").click()
+                assert_fits(phone)
+                assert at_the_bottom(), "opening or closing the settings moved the view off the newest answer"
+            assert phone.locator("header.top").bounding_box()["height"] < 50, "the header takes two lines"
+            # The composer lines up with the conversation's text column.
+            text_column = phone.locator(".conversation-inner").evaluate("""(el) => {
+                const box = el.getBoundingClientRect(), style = getComputedStyle(el);
+                return [box.left + parseFloat(style.paddingLeft), box.right - parseFloat(style.paddingRight)];
+            }""")
+            prompt_row = phone.locator(".prompt-row").bounding_box()
+            assert [prompt_row["x"], prompt_row["x"] + prompt_row["width"]] == pytest.approx(text_column, abs=1)
+            phone.screenshot(path=str(SCREENSHOTS / f"chat-{width}-fit.png"))
+    finally:
+        phone.set_viewport_size({"width": PHONE, "height": WIDTHS[PHONE]})
 
 
 def test_a_reader_who_scrolls_up_stays_put_through_the_commit_and_can_jump_to_latest(phone: Any) -> None:
@@ -217,6 +274,14 @@ def test_a_reader_who_scrolls_up_stays_put_through_the_commit_and_can_jump_to_la
     after = (conversation.evaluate("(el) => el.scrollTop"), anchor.bounding_box()["y"])
     assert after == pytest.approx(before, abs=1), "the view moved while the reader was reading"
     phone.screenshot(path=str(SCREENSHOTS / "chat-360-jump-to-latest.png"))
+    # A new width (a rotated phone) re-wraps everything: a reader who scrolled back is not pulled to the bottom.
+    try:
+        phone.set_viewport_size({"width": 320, "height": WIDTHS[PHONE]})
+        phone.evaluate("() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))")
+        distance = conversation.evaluate("(el) => el.scrollHeight - el.scrollTop - el.clientHeight")
+        assert distance > 100 and phone.locator("#jump").is_visible(), "a new width pulled the reader to the bottom"
+    finally:
+        phone.set_viewport_size({"width": PHONE, "height": WIDTHS[PHONE]})
     phone.locator("#jump").click()
     distance = conversation.evaluate("(el) => el.scrollHeight - el.scrollTop - el.clientHeight")
     assert distance < 2 and phone.locator("#jump").is_hidden()
@@ -233,6 +298,15 @@ def test_enter_sends_shift_enter_adds_a_line_and_the_prompt_clears_with_the_focu
     assert desktop.get_by_test_id("send").is_disabled(), "a blank prompt can be sent"
     prompt.press("Enter")
     assert desktop.locator(".turn").count() == turns, "Enter sent a blank prompt"
+    # Enter that confirms a character being composed with an input method (Japanese, Chinese...) does not send.
+    prompt.fill("とうきょう")
+    composing = desktop.evaluate("""() => {
+        const event = new KeyboardEvent("keydown", { key: "Enter", isComposing: true, bubbles: true,
+                                                     cancelable: true });
+        document.getElementById("prompt").dispatchEvent(event);
+        return event.defaultPrevented;
+    }""")
+    assert not composing and desktop.locator(".turn").count() == turns, "Enter sent a half-composed message"
     prompt.fill("")
     prompt.click()
     desktop.keyboard.type("first line")
@@ -285,6 +359,14 @@ def test_retry_sends_the_same_request_again_until_the_retry_advice_says_stop(des
         assert desktop.locator(".turn").count() == turns, "a retry is the same question, not a new one"
         assert desktop.locator(".turn").last.locator(".attempt").count() == number
         assert desktop.get_by_test_id("provisional").count() == 1, "hooks left on an older attempt"
+    # Each attempt shows its number; the older ones say they were retried instead of offering to try again.
+    attempts = desktop.locator(".turn").last.locator(".attempt")
+    assert attempts.locator(".attempt-number").all_inner_texts() == ["Attempt 1", "Attempt 2", "Attempt 3"]
+    assert attempts.locator(".attempt-title").all_text_contents() == [
+        f"Model answer, attempt {n}" for n in (1, 2, 3)], "a screen reader does not hear which attempt is which"
+    older = attempts.locator(".outcome-sentence").all_inner_texts()[:2]
+    assert [sentence.endswith(f"Retried below as attempt {n}.") for n, sentence in enumerate(older, 2)] == [True] * 2
+    assert not any("try again" in sentence for sentence in older), older
     # The third attempt used up the advice's attempts: no more Retry, and the sentence no longer offers it.
     assert desktop.get_by_test_id("retry").is_hidden()
     assert "try again" not in again.sentence
@@ -387,6 +469,10 @@ def test_the_pages_stop_reason_table_matches_the_librarys_route_tables(desktop: 
 # --- tool cards: one state model on every route ----------------------------------------------------------------
 
 
+#: Order of the tool-card states (tool_card.js): a card's state never goes back, and never sideways on one rank.
+TOOL_STATE_RANK = {"streaming": 0, "closed": 1, "valid": 2, "invalid": 2, "ready": 3, "incomplete": 3}
+
+
 @pytest.mark.parametrize(("scenario", "final"),
                          [("max_tokens_in_tool", "incomplete"), ("invalid_tool_json", "invalid")])
 @pytest.mark.parametrize("route", ROUTES)
@@ -405,6 +491,13 @@ def test_a_tool_card_ends_in_the_same_state_on_every_route(desktop: Any, route: 
     # Before the outcome: only the streaming states, never runnable, always styled provisional (dashed).
     before = [t for s in attempt.before_outcome() for t in s["tools"]]
     assert {t["state"] for t in before} <= {"streaming", "closed", "valid", "invalid"}
+    # The card only ever moves forward through the model: streaming -> closed -> valid | invalid -> the end.
+    states = [s["tools"][0]["state"] for s in attempt.snaps if s["tools"]]
+    seen = [state for i, state in enumerate(states) if i == 0 or states[i - 1] != state]
+    assert seen[0] == "streaming", f"the card did not start streaming: {seen}"
+    ranks = [TOOL_STATE_RANK[state] for state in seen]
+    assert ranks == sorted(ranks) and len(set(ranks)) == len(ranks), f"the card went back or sideways: {seen}"
+    assert seen[-1] == final
     assert not any(t["runEnabled"] for s in attempt.snaps for t in s["tools"])
     assert card.evaluate("(el) => getComputedStyle(el).borderTopStyle") == "dashed"
     # The arguments are shown as inert text.
@@ -437,6 +530,28 @@ REFERENCE_JS = """(el) => {
 }"""
 
 
+#: Installed before a long answer streams: in the first frame (after the page's own frame work and layout: a
+#: ResizeObserver callback) in which the provisional text is long enough, the same reference comparison, and
+#: whether innerText adds anything. Provisional text must be as exact as committed text.
+MIDSTREAM_JS = """(minChars) => {
+  window.__mid = null;
+  const observer = new ResizeObserver(() => {
+    const el = document.querySelector('[data-testid="provisional"]');
+    if (!el || el.dataset.state !== "streaming" || el.textContent.length < minChars) return;
+    observer.disconnect();
+    const reference = el.cloneNode(false);
+    reference.removeAttribute("data-testid");
+    reference.textContent = el.textContent;
+    el.after(reference);
+    window.__mid = { chars: el.textContent.length, segments: el.childElementCount,
+                     sameText: el.innerText === el.textContent,
+                     heights: [el.getBoundingClientRect().height, reference.getBoundingClientRect().height] };
+    reference.remove();
+  });
+  observer.observe(document.getElementById("transcript"));
+}"""
+
+
 def copied_by_keyboard(page: Any, testid: str) -> str:
     """Select the element's text as a person would (all of it), copy with the keyboard, read the clipboard."""
     page.evaluate("""(id) => {
@@ -459,8 +574,27 @@ def test_a_long_answer_renders_and_copies_exactly_the_models_text_at_any_width(
     page, watch = at(pages, browser, demo, width)
     since = watch.mark()
     expected = model_text(scenario)
+    page.evaluate(VIEW_JS)
+    page.evaluate(MIDSTREAM_JS, 40_000)
     attempt = ask(page, "openai-chat", scenario, shot=f"chat-{width}-{scenario}-exact", record=False)
     assert attempt.outcome == "complete"
+    if scenario == "big":
+        # While it streamed, the provisional text showed no break the model did not send either.
+        mid = page.evaluate("() => window.__mid")
+        assert mid is not None, "no frame showed 40,000 provisional characters"
+        assert mid["sameText"] and mid["segments"] >= 5, mid
+        assert mid["heights"][0] == pytest.approx(mid["heights"][1], abs=0.5), f"a break in provisional text: {mid}"
+    # Followed to the end while it streamed, and the commit did not move the view (no jump back to the top).
+    samples = page.evaluate("() => window.__view.samples")
+    assert samples and all(s["tail"] for s in samples if s["state"] == "streaming")
+    assert samples[-1]["state"] == "committed" and samples[-1]["tail"] and samples[-1]["end"]
+    # A screen reader hears a summary of a long answer, not all of it.
+    announced = page.get_by_test_id("announcer").text_content()
+    if len(expected) > 600:
+        assert announced.startswith(f"Answer of {len(expected):,} characters, starting: {expected[:40]}")
+        assert len(announced) < 400
+    else:
+        assert announced.startswith(f"Answer: {expected}")
     committed = page.get_by_test_id("committed")
     assert committed.evaluate("(el) => el.innerText") == expected, "the rendered text differs from the model's"
     assert copied_by_keyboard(page, "committed") == expected, "the copied text differs from the model's"
@@ -491,6 +625,111 @@ def test_a_long_answer_renders_and_copies_exactly_the_models_text_at_any_width(
     watch.assert_clean(since)
 
 
+#: The page's text sink against its peer, one growing Text node in one inline paragraph, on the same page, width and
+#: text. Each delta is followed by the work of a frame (the sink's seams, a layout forced by reading the
+#: conversation's scrollHeight, a scroll to the end). A "long" sink is filled with the whole answer delta by delta
+#: (the real path, seams and all); a "short" one holds only the first few deltas. Then the same delta is appended
+#: to the short and to the long one alternately, and each append timed: paired like this, both see the same load
+#: on a shared machine. The peer is measured the same way (long one filled in one piece; fewer pairs: each costs
+#: about a second at 1 MB). Returns the paired ms and whether the long sink shows exactly what was appended.
+SINK_BENCH_JS = """async ({ delta, count, warm, pairs, peerPairs }) => {
+  const { TextSink, alignSeams } = await import("/text_sink.js");
+  const conversation = document.getElementById("conversation");
+  const inner = document.querySelector(".conversation-inner");
+  const frame = () => {
+    alignSeams();
+    conversation.scrollTop = conversation.scrollHeight;
+  };
+  const boxes = [];
+  const element = () => {
+    const box = document.createElement("div");
+    box.className = "answer-box";
+    const el = document.createElement("div");
+    el.className = "answer-text";
+    box.append(el);
+    inner.append(box);
+    boxes.push(box);
+    return el;
+  };
+  const timed = (fn) => { const t = performance.now(); fn(); frame(); return performance.now() - t; };
+  const paired = (n, short, long) => {
+    const ms = { short: [], long: [] };
+    for (let i = 0; i < n; i++) {
+      ms.short.push(timed(() => short(delta)));
+      ms.long.push(timed(() => long(delta)));
+    }
+    return ms;
+  };
+  window.__rec.off = true;
+  try {
+    const longEl = element(), shortEl = element();
+    const long = new TextSink(longEl), short = new TextSink(shortEl);
+    for (let i = 0; i < count; i++) { long.append(delta); frame(); }
+    for (let i = 0; i < warm; i++) { short.append(delta); frame(); }
+    for (let i = 0; i < 200 && long.alignFrom; i++) frame();
+    const exact = longEl.innerText === delta.repeat(count);
+    const segments = longEl.childElementCount;
+    const sink = paired(pairs, (d) => short.append(d), (d) => long.append(d));
+    boxes.splice(0).forEach((box) => box.remove());
+    if (!peerPairs) return { sink, peer: null, exact, segments };
+    const longNode = document.createTextNode(delta.repeat(count));
+    const shortNode = document.createTextNode(delta.repeat(warm));
+    element().append(longNode);
+    element().append(shortNode);
+    frame();
+    const peer = paired(peerPairs, (d) => shortNode.appendData(d), (d) => longNode.appendData(d));
+    return { sink, peer, exact, segments };
+  } finally {
+    boxes.forEach((box) => box.remove());
+    window.__rec.off = false;
+  }
+}"""
+
+
+@pytest.mark.parametrize("size", [500, 4001])
+def test_the_text_sink_costs_the_same_per_delta_at_the_end_of_a_1mb_answer_as_at_the_start(
+        pages: dict[int, tuple[Any, PageWatch]], browser: Any, demo: str, size: int) -> None:
+    page, watch = at(pages, browser, demo, PHONE)
+    since = watch.mark()
+    # Mixed scripts and a line break now and then, as models write. 500 characters is about what one frame brings
+    # while a model streams; 4,001 is a burst (every delta then makes a seam).
+    sentence = ("Streaming answers arrive in small pieces — Grüße aus Zürich, 東京の天気は晴れです, "
+                "Ελληνικά, हिन्दी, 👩🏽‍💻 — and the page must keep up without slowing down. ")
+    text = sentence * 40
+    delta = text[:size // 2] + "\n" + text[size // 2:size - 1]  # seams fall mid-line: every one is measured
+    # warm: the short sink holds about 32,000 characters (the first deltas also pay for fonts and the JIT). The
+    # peer is measured on the bursts only (at 1 MB each of its appends costs about a second).
+    count, warm, pairs = 1_000_000 // size, 32_000 // size, 32
+    peer_pairs = 5 if size > 1000 else 0
+    bench = page.evaluate(SINK_BENCH_JS, {"delta": delta, "count": count, "warm": warm, "pairs": pairs,
+                                          "peerPairs": peer_pairs})
+    assert bench["exact"], "the sink's rendered text differs from what was appended"
+    assert bench["segments"] >= 200
+
+    floor = 0.1  # performance.now() resolution in a page that is not cross-origin isolated
+
+    def medians(ms: dict[str, list[float]]) -> tuple[float, float, float]:
+        """Median ms of the short and the long one, and the median of the pairs' ratios (a pair shares its load)."""
+        ratios = [long / max(short, floor) for short, long in zip(ms["short"], ms["long"], strict=True)]
+        return statistics.median(ms["short"]), statistics.median(ms["long"]), statistics.median(ratios)
+
+    sink_short, sink_long, sink_ratio = medians(bench["sink"])
+    line = (f"\n[e2e] text sink at 360 px, deltas of {size:,} chars, each with a frame's work (seams, layout, scroll "
+            f"to the end), {pairs} paired appends, median ms: short ({warm} deltas shown) {sink_short:.2f}, long "
+            f"({count} deltas, 1 MB, {bench['segments']} segments) {sink_long:.2f}; long/short {sink_ratio:.2f}x")
+    assert sink_ratio < 3, f"the sink's cost per delta at 1 MB is {sink_ratio:.1f}x its cost at the start"
+    if peer_pairs:
+        peer_short, peer_long, peer_ratio = medians(bench["peer"])
+        line += (f". Peer (one Text node in one paragraph, {peer_pairs} pairs): short {peer_short:.2f}, long "
+                 f"{peer_long:.2f}; {peer_ratio:.1f}x. At 1 MB the sink costs {sink_long / max(peer_long, floor):.3f}x "
+                 f"the peer")
+        # The measurement sees growth where there is growth (the peer).
+        assert peer_ratio > 5, "the benchmark did not see the peer's cost grow: it measures nothing"
+        assert sink_long < peer_long / 5
+    print(line)
+    watch.assert_clean(since)
+
+
 # --- every scenario at phone width; accessibility ----------------------------------------------------------------
 
 
@@ -502,6 +741,68 @@ def test_every_scenario_at_phone_width_fits_explains_itself_and_has_no_serious_a
     assert attempt.sentence and attempt.sentence in attempt.announced
     assert_fits(phone)
     assert axe_violations(phone) == []
+
+
+#: One tool card per state (tool_card.js, the page's own template), with no test hooks, in a sample section at
+#: the end of the conversation; the last one has run.
+CARD_SAMPLES_JS = """async (states) => {
+  const { ToolCard } = await import("/tool_card.js");
+  const samples = document.createElement("section");
+  samples.id = "card-samples";
+  samples.setAttribute("aria-label", "Tool card samples");
+  document.getElementById("transcript").append(samples);
+  for (const state of states) {
+    const card = new ToolCard(document.getElementById("tool-card-template"), samples);
+    card.identify("get_weather");
+    card.appendInput('{"location": "Paris, France"}');
+    card.arguments = { location: "Paris, France" };
+    card._show(state);
+    if (state === "ready") card.run.click();
+  }
+  for (const el of samples.querySelectorAll("[data-testid]")) el.removeAttribute("data-testid");
+  return [...samples.querySelectorAll(".tool-card")].map((card) => {
+    const run = card.querySelector(".tool-run");
+    return { state: card.dataset.state, runDisabled: run.disabled,
+             reason: document.getElementById(run.getAttribute("aria-describedby")).textContent,
+             dashed: getComputedStyle(card).borderTopStyle === "dashed" };
+  });
+}"""
+
+
+@pytest.mark.parametrize("width", [PHONE, DESKTOP])
+def test_every_transient_state_has_no_serious_accessibility_violation_while_an_answer_streams(
+        pages: dict[int, tuple[Any, PageWatch]], browser: Any, demo: str, width: int) -> None:
+    """The scenario tests run axe after the outcome; this one runs it mid-stream (the provisional label, Stop
+    enabled, Send disabled) with a tool card in every state, so no colour is left unchecked."""
+    page, watch = at(pages, browser, demo, width)
+    since = watch.mark()
+    # The stall scenario sends its first words, then nothing: with a long idle deadline the answer stays streaming
+    # for as long as the check takes.
+    sent_at = send(page, "openai-chat", "stall", idle_s=15)
+    page.wait_for_function("() => document.querySelector('[data-testid=\"provisional\"]').textContent.length > 5")
+    states = list(TOOL_STATE_RANK)
+    try:
+        cards = page.evaluate(CARD_SAMPLES_JS, states)
+        assert [card["state"] for card in cards] == states
+        for card in cards:
+            # Every state says why Run is disabled (or, after the one run, that it ran); only ready is solid.
+            assert card["runDisabled"] and card["reason"], card
+            assert card["dashed"] is (card["state"] != "ready"), card
+        assert "Ran once" in cards[states.index("ready")]["reason"]
+        assert page.get_by_test_id("provisional").get_attribute("data-state") == "streaming"
+        assert page.get_by_test_id("cancel").is_enabled()
+        assert axe_violations(page) == []
+        page.locator("#card-samples").scroll_into_view_if_needed()
+        page.screenshot(path=str(SCREENSHOTS / f"chat-{width}-streaming-card-states.png"))
+    finally:
+        page.evaluate("() => document.getElementById('card-samples')?.remove()")
+    # What the reader started typing while the answer streamed is theirs: stopping does not replace it.
+    page.get_by_test_id("prompt").fill("a new question")
+    page.keyboard.press("Escape")
+    attempt = wait_for_outcome(page, "openai-chat", "stall", sent_at)
+    assert attempt.outcome == "cancelled"
+    assert page.get_by_test_id("prompt").input_value() == "a new question", "the draft was overwritten"
+    watch.assert_clean(since)
 
 
 def test_the_live_regions_are_the_announcer_and_status_lines_never_the_streaming_text(desktop: Any) -> None:
@@ -529,4 +830,21 @@ def test_the_developer_panel_is_collapsed_and_explains_an_attempt_that_had_no_bo
     desktop.screenshot(path=str(SCREENSHOTS / "chat-1280-developer-panel.png"))
     desktop.locator("#dev-close").click()
     assert desktop.locator("#devpanel").is_hidden()
+
+
+def test_the_developer_panel_covers_the_chat_on_a_phone_and_charts_a_streamed_answer(phone: Any) -> None:
+    ask(phone, "anthropic-messages", "tool")
+    phone.locator("#dev-toggle").click()
+    try:
+        assert phone.locator("#chart-box").is_visible(), "no chart for an attempt with a body"
+        assert phone.locator("#chart svg").count() == 1
+        milestones = phone.locator("#milestones").inner_text()
+        assert "ended: complete" in milestones
+        assert_fits(phone)
+        assert axe_violations(phone) == []
+        phone.screenshot(path=str(SCREENSHOTS / "chat-360-developer-panel.png"))
+    finally:
+        phone.keyboard.press("Escape")
+    assert phone.locator("#devpanel").is_hidden(), "Escape did not close the panel that covers the chat"
+    assert phone.evaluate("() => document.activeElement.id") == "dev-toggle", "the focus was lost"
 

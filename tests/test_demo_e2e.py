@@ -15,6 +15,7 @@ from __future__ import annotations
 import itertools
 import json
 import statistics
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -378,6 +379,16 @@ def test_the_page_shows_boot_progress_and_keeps_painting_while_python_boots(page
     assert page.get_by_test_id("send").is_enabled()
     assert_responsive(beats["tickGap"], beats["frameGap"], beats["ticks"], beats["frames"])
     assert beats["ticks"] >= boot_ms / 50, "the main thread's timers ran too rarely while Python booted"
+    assert "snapshot" not in page.locator("#boot-elapsed").text_content()
+    # The kit stores a snapshot of the booted Python after ready: a reload restores it, and the header says so.
+    deadline = time.monotonic() + 30
+    while not page.evaluate("async () => (await (await caches.open('webclient-snapshots')).keys()).length > 0"):
+        assert time.monotonic() < deadline, "the kit stored no snapshot"
+        time.sleep(0.2)
+    page.reload()
+    page.get_by_test_id("ready").wait_for(timeout=BOOT_TIMEOUT_MS)
+    assert page.locator("#boot-elapsed").text_content().endswith(" s (from the saved snapshot)")
+    print(f"[e2e] boot after a reload, from the kit's snapshot: {page.evaluate('() => window.__demo.bootMs'):.0f} ms")
 
 
 @pytest.fixture(scope="module")

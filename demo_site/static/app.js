@@ -21,7 +21,7 @@
 import { createClient } from "/webclient/webclient.mjs";
 import { TimelineChart } from "./chart.js";
 import { Follower } from "./follow.js";
-import { describeOutcome } from "./outcomes.js";
+import { describeOutcome, RETRY_NOTE } from "./outcomes.js";
 import { alignSeams, setFrameScheduler, TextSink } from "./text_sink.js";
 import { ToolCard } from "./tool_card.js";
 
@@ -204,7 +204,10 @@ class Attempt {
     this.technical = part(".technical-list");
     this.outcomeToken = part(".outcome-token");
     this.stageToken = part(".stage-token");
-    if (number > 1) part(".attempt-title").textContent = `Model answer, attempt ${number}`;
+    this.number = number;
+    this.title = part(".attempt-title");
+    this.numberTag = part(".attempt-number");
+    if (number > 1) this._showNumber();
     this.sink = new TextSink(this.provisional);
     this.channelSinks = new Map();
     this.cards = new Map();
@@ -219,9 +222,19 @@ class Attempt {
     this.retryButton.hidden = true;   // only the latest question can be retried
   }
 
+  /** A Retry started the next attempt: this one says so (instead of offering to try again) and shows its number. */
   supersede() {
     this.root.dataset.superseded = "true";
-    this.sentence.append(" Retried below.");
+    this._showNumber();
+    const sentence = this.said?.sentence ?? this.sentence.textContent;
+    const offered = sentence.endsWith(RETRY_NOTE) ? sentence.slice(0, -RETRY_NOTE.length) : sentence;
+    this.sentence.textContent = `${offered} Retried below as attempt ${this.number + 1}.`;
+  }
+
+  _showNumber() {
+    this.title.textContent = `Model answer, attempt ${this.number}`;
+    this.numberTag.textContent = `Attempt ${this.number}`;
+    this.numberTag.hidden = false;
   }
 
   textDelta(u) {
@@ -586,7 +599,9 @@ function bootDone() {
   ui.bootStage.textContent = "ready";
   ui.bootStage.title = `Pyodide ${versions.pyodide}, Python ${versions.python}, webclient ${versions.webclient}`;
   ui.bootDetail.textContent = `webclient ${versions.webclient} on Python ${versions.python}`;
-  ui.bootElapsed.textContent = `in ${(bootMs / 1000).toFixed(1)} s`;
+  // The kit keeps a snapshot of the booted Python: the next visit restores it instead of starting from scratch.
+  const from = client.snapshot === "restored" ? " (from the saved snapshot)" : "";
+  ui.bootElapsed.textContent = `in ${(bootMs / 1000).toFixed(1)} s${from}`;
   const marker = document.createElement("span");
   marker.className = "ready-marker";
   marker.dataset.testid = "ready";
@@ -661,9 +676,14 @@ ui.prompt.addEventListener("keydown", (event) => {
 });
 ui.prompt.addEventListener("input", setControls);
 document.addEventListener("keydown", (event) => {
-  if (event.key === "Escape" && stream !== null) {
+  if (event.key !== "Escape") return;
+  // Escape stops a streaming answer; otherwise it closes the developer panel (which covers the chat on phones).
+  if (stream !== null) {
     event.preventDefault();
     cancel();
+  } else if (!ui.devpanel.hidden) {
+    event.preventDefault();
+    devPanel.toggle(false);
   }
 });
 ui.cancel.addEventListener("click", cancel);

@@ -1,7 +1,9 @@
 // Following the stream in a scrolling conversation, the way chat products do: while the reader is at the bottom,
 // every frame that added content scrolls to the new bottom; once the reader scrolls up (wheel, touch, keys, the
 // scroll bar) the view stays where they put it and a "Jump to latest" button appears; scrolling back to the bottom
-// or pressing the button follows again. Nothing here ever scrolls up, so a commit never moves what the reader sees.
+// or pressing the button follows again. Nothing here ever scrolls up, so a commit never moves what the reader sees;
+// a change of size (the window, the composer, the content's width) keeps a following reader at the bottom, and a
+// reader who scrolled back keeps their place (the browser's scroll anchoring).
 
 /** Within this many pixels of the bottom counts as "at the bottom". */
 const NEAR_BOTTOM_PX = 24;
@@ -19,7 +21,8 @@ export class Follower {
     this.jump = jump;
     this.beforeFrame = beforeFrame;
     this.onFrame = onFrame;
-    this.following = true;
+    this._following = true;
+    scroller.dataset.following = "true";
     this.frame = 0;
     this.ownScrollTop = null;   // where the last programmatic scroll put the view
     scroller.addEventListener("scroll", () => this._scrolled(), { passive: true });
@@ -30,6 +33,30 @@ export class Follower {
       if (["ArrowUp", "PageUp", "Home"].includes(event.key)) this._leave();
     });
     jump.addEventListener("click", () => this.toLatest());
+    // A size change that is not the reader's doing (a rotated phone, the settings opening, the on-screen keyboard,
+    // text re-wrapping at a new width) keeps a following reader at the bottom: scroll before the frame is painted,
+    // so the scroll event the size change may cause is recognised as our own.
+    if (typeof ResizeObserver !== "undefined") {
+      const resized = new ResizeObserver(() => {
+        if (this.following) this._scrollToEnd();
+        else this._showJump();
+      });
+      resized.observe(scroller);
+      if (scroller.firstElementChild) resized.observe(scroller.firstElementChild);
+    }
+  }
+
+  /** Whether the view follows the newest content. Mirrored on the scroller as `data-following`: while following,
+   *  the browser's scroll anchoring is off (style.css), since it would move the view on its own when text above
+   *  re-wraps and that would read as the reader scrolling away; while reading back, anchoring keeps their place. */
+  get following() {
+    return this._following;
+  }
+
+  set following(value) {
+    if (value === this._following) return;
+    this._following = value;
+    this.scroller.dataset.following = String(value);
   }
 
   /** Content changed: at the next frame, keep the newest content in view if the reader is following (else offer

@@ -181,6 +181,9 @@ function completeSentence(result) {
  * @param {{deadlines?: object, shownText?: boolean}} context what the attempt ran with and showed
  * @returns {{sentence: string, label: string, tone: string, retry: boolean, technical: Array<[string, string]>}}
  */
+/** Appended to the sentence when the retry advice allows another attempt (and taken off once it was retried). */
+export const RETRY_NOTE = " You can try again.";
+
 export function describeOutcome(result, { deadlines = {}, shownText = false } = {}) {
   const telemetry = result.telemetry ?? {};
   const retry = telemetry.retry_decision === "retry_after_backoff";
@@ -202,7 +205,7 @@ export function describeOutcome(result, { deadlines = {}, shownText = false } = 
       tone = "failed";
       if (shownText) sentence += " The text so far is kept for reference but was never verified.";
     }
-    if (retry) sentence += " You can try again.";
+    if (retry) sentence += RETRY_NOTE;
     else if (result.outcome === "truncated" && result.stage === "stop_reason") {
       sentence += " Trying again would most likely stop at the same place.";
     }

@@ -3,16 +3,20 @@
 //
 // The DOM: the container (white-space: pre-wrap) holds a run of segments, <span class="seg"> with
 // `display: inline-block; width: 100%` (style.css). Each segment holds Text nodes of at most NODE_CHARS characters
-// that grow with appendData, so an append copies a bounded string; a segment holds about SEGMENT_CHARS characters,
-// then the next one starts. A segment is an independent formatting context, so the browser lays out only the
-// segments that changed and keeps the layout of the others (one 1 MB inline paragraph costs ~300 ms of layout
-// per frame in Chromium; these segments keep a frame's layout proportional to what arrived since the last one).
+// that grow with appendData, so an append copies a bounded string. Appends go to the last ("open") segment; once
+// it holds SEGMENT_CHARS characters, the next frame cuts it into segments of about that size. A segment is an
+// independent formatting context, so the browser lays out only the segments that changed and keeps the layout of
+// the others (one 1 MB inline paragraph costs ~300 ms of layout per frame in Chromium; these segments keep a
+// frame's layout proportional to what arrived since the last one).
 //
-// Why the seams show no break: before each paint, every new seam is moved to the start of the last rendered line
-// of the segment before it (that line's text moves to the front of the next segment), i.e. exactly where the
-// browser wrapped the line anyway; a seam right after a newline the model sent needs no move. Line breaking is
-// greedy, so the lines before a seam do not depend on the text after it. When the container's width changes the
-// seams no longer fall on line ends, and all of them are realigned the same way (a few segments per frame).
+// Why the seams show no break: a seam is only ever made in a frame, before paint, at the start of a rendered line
+// of the open segment, i.e. exactly where the browser wrapped the line anyway; the text after it moves to a new
+// segment and starts a line there too. Line breaking is greedy, so the lines before a cut do not depend on the
+// text after it, and every cut of a frame is measured on the same layout before any is made: however much text
+// arrived since the last frame (a burst, a tab that was hidden), no seam is painted out of place. When the
+// container's width changes the seams no longer fall on line ends: each is moved to the start of the last
+// rendered line of the segment before it (that line's text moves to the front of the next segment), a few
+// segments per frame; a seam right after a newline the model sent needs no move.
 //
 // Why the text is exact: inline-blocks add nothing to innerText or to a copied selection (block boxes would each
 // add a newline), and the Text nodes hold exactly the characters appended, in order. Everything is inserted as
@@ -20,7 +24,7 @@
 
 /** appendData copies the node's whole string: a node takes appends up to this size, then a new node starts. */
 const NODE_CHARS = 1024;
-/** A segment takes appends up to this size, then the next one starts (its seam is aligned at the next frame). */
+/** The open segment is cut into segments of about this size, at line starts, in the next frame. */
 const SEGMENT_CHARS = 4096;
 /** Seam alignment work per frame (ms); what is left waits for the next frame. */
 const ALIGN_BUDGET_MS = 8;
@@ -115,34 +119,38 @@ function lineMiddle(pos, offset) {
   return null;
 }
 
-/** The offset where the last rendered line of `segment` starts (the line holding its last character), or -1 when
- *  it cannot be measured (not rendered). 0 means the segment is one line. */
-function lastLineStart(segment) {
-  const pos = positions(segment);
-  if (pos.length === 0) return -1;
-  let lastTop = null;
-  for (let o = pos.length - 1; o >= 0 && o > pos.length - 64; o--) {
+/** The offset where the rendered line holding character `offset` of a segment starts, or -1 when it cannot be
+ *  measured (not rendered). Reads layout only: measuring several offsets costs one layout. */
+function lineStart(pos, offset) {
+  let top = null;
+  for (let o = offset; o >= 0 && o > offset - 64; o--) {
     const [node, at] = locate(pos, o);
     range.setStart(node, at);
     range.setEnd(node, at + 1);
     const rect = range.getBoundingClientRect();
     if (rect.height > 0) {
-      lastTop = rect.top;
+      top = rect.top;
       break;
     }
   }
-  if (lastTop === null) return -1;
-  // The first character whose line is the last line: characters of earlier lines have their middles above the
-  // top of the last line's glyphs (line-height > 1 keeps lines apart).
+  if (top === null) return -1;
+  // The first character on that line: characters of earlier lines have their middles above the top of its
+  // glyphs (line-height > 1 keeps lines apart).
   let lo = 0;
-  let hi = pos.length - 1;
+  let hi = offset;
   while (lo < hi) {
     const mid = (lo + hi) >> 1;
     const middle = lineMiddle(pos, mid);
-    if (middle !== null && middle > lastTop) hi = mid;
+    if (middle !== null && middle > top) hi = mid;
     else lo = mid + 1;
   }
   return graphemeStart(pos, lo);
+}
+
+/** The offset where the last rendered line of `segment` starts, or -1 (see lineStart). */
+function lastLineStart(segment) {
+  const pos = positions(segment);
+  return pos.length === 0 ? -1 : lineStart(pos, pos.length - 1);
 }
 
 /** `offset`, moved back to the start of the grapheme cluster it is in (a seam never splits a character). */
@@ -230,13 +238,9 @@ export class TextSink {
   }
 
   _newNode() {
-    if (this.open !== null && this.openChars >= SEGMENT_CHARS) {
-      // Close the full segment now (its seam is aligned before the next paint), so no segment grows with the
-      // time between two frames.
-      this.alignFrom ??= this.open;
-      this.open = null;
-      schedule(this);
-    }
+    // A full open segment is cut at line starts in the next frame (_split): never here, so no seam is ever shown
+    // before it is at a line start, however much text arrives between two frames.
+    if (this.open !== null && this.openChars >= SEGMENT_CHARS) schedule(this);
     if (this.open === null) {
       this.open = newSegment();
       this.openChars = 0;
@@ -250,7 +254,34 @@ export class TextSink {
     if (width === 0 || (this.width !== null && Math.abs(width - this.width) < 0.5)) return;
     if (this.width !== null) this.alignFrom = this.container.firstElementChild;  // every seam moved
     this.width = width;
-    if (this.alignFrom) schedule(this);
+    if (this.alignFrom || this.openChars >= SEGMENT_CHARS) schedule(this);
+  }
+
+  /** Cut the open segment into segments of about SEGMENT_CHARS, each cut at the start of a rendered line. Every
+   *  cut is measured first, on one layout (a cut at a line start leaves every line as it was, so the later
+   *  measurements stay true), then all are made. The last piece stays open. False: not rendered. */
+  _split() {
+    const pos = positions(this.open);
+    const cuts = [];
+    for (let target = SEGMENT_CHARS; target < pos.length; target += SEGMENT_CHARS) {
+      const cut = lineStart(pos, target);
+      if (cut < 0) return false;
+      if (cut > (cuts.at(-1) ?? 0)) cuts.push(cut);
+    }
+    let segment = this.open;
+    let open = null;
+    for (let i = cuts.length - 1; i >= 0; i--) {
+      const piece = newSegment();
+      piece.append(...splitAt(segment, cuts[i]));
+      segment.after(piece);
+      open ??= piece;
+    }
+    if (open !== null) {
+      this.open = open;
+      this.node = open.lastChild;
+      this.openChars = pos.length - cuts.at(-1);
+    }
+    return true;
   }
 
   /** Align seams from `alignFrom` on until `deadline`: "done", "more" (time ran out) or "blocked" (the container
@@ -278,6 +309,10 @@ export class TextSink {
       }
     }
     this.alignFrom = null;
+    if (this.open !== null && this.openChars >= SEGMENT_CHARS && !this._split()) {
+      this.width = null;
+      return "blocked";
+    }
     this.width = this.container.getBoundingClientRect().width;
     return "done";
   }
