@@ -11,8 +11,9 @@ shareable response carries ``Vary: Origin`` once origins are configured (a cache
 to another). ``Access-Control-Allow-Credentials`` is never sent: nothing here uses cookies or HTTP auth, and the
 proxy's key never comes from the page.
 
-A preflight (``OPTIONS`` on a model route) from a listed origin asking for ``POST`` answers ``204`` with the
-allowed method, request headers and a max-age; any other preflight answers ``403`` without CORS headers.
+A preflight (``OPTIONS`` on a model route) from a listed origin asking for the route's method (``POST``; ``GET``
+on the Responses resume route) answers ``204`` with that method, the allowed request headers and a max-age; any
+other preflight answers ``403`` without CORS headers.
 """
 
 from __future__ import annotations
@@ -73,13 +74,13 @@ class CorsPolicy:
         if model_route:
             response.headers["Access-Control-Expose-Headers"] = ", ".join(EXPOSED_HEADERS)
 
-    async def preflight(self, request: web.Request) -> web.Response:
-        """``OPTIONS`` on a model route."""
+    async def preflight(self, request: web.Request, method: str = "POST") -> web.Response:
+        """``OPTIONS`` on a model route whose one method is ``method``."""
         wanted = request.headers.get("Access-Control-Request-Method", "")
-        if self._allowed(request) is None or wanted != "POST":
+        if self._allowed(request) is None or wanted != method:
             return web.Response(status=403)
         return web.Response(status=204, headers={
-            "Access-Control-Allow-Methods": "POST",
+            "Access-Control-Allow-Methods": method,
             "Access-Control-Allow-Headers": ", ".join(ALLOWED_REQUEST_HEADERS),
             "Access-Control-Max-Age": str(PREFLIGHT_MAX_AGE),
         })

@@ -1,11 +1,18 @@
-"""Proxy mode (``--upstream BASE_URL``): the four model routes forwarded to a real CometAPI-compatible upstream.
+"""Proxy mode (``--upstream BASE_URL``): the four model routes, and the Responses resume request, forwarded to a
+real CometAPI-compatible upstream.
 
 **What reaches the upstream is built from the route table, never from the request path.** The upstream URL is
-the configured base URL's origin and path prefix plus :data:`UPSTREAM_PATHS` for the route. The one variable,
-the Gemini model, must fully match :data:`GEMINI_MODEL` (checked on aiohttp's decoded match, so ``%2f``, ``%3f``,
-``%23``, ``..`` and friends are refused with a JSON ``400`` before anything is sent) and is percent-encoded again
-when the path is built. Query parameters are dropped except :data:`QUERY_ALLOW` (Gemini's ``alt``, with its known
-values); the page's ``key`` never passes.
+the configured base URL's origin and path prefix plus :data:`UPSTREAM_PATHS` for the route. The variables -- the
+Gemini model and the resumed response's id -- must fully match :data:`PATH_VARIABLES` (checked on aiohttp's
+decoded match, so ``%2f``, ``%3f``, ``%23``, ``..`` and friends are refused with a JSON ``400`` before anything is
+sent) and are percent-encoded again when the path is built. Query parameters are dropped except those
+:data:`QUERY_ALLOW` lists with a value matching its pattern (Gemini's ``alt``; the resume's ``stream`` and
+``starting_after``); the page's ``key`` never passes.
+
+**Resume.** ``GET /v1/responses/{id}?stream=true&starting_after=N`` (OpenAI's "resume streaming" of a background
+response, what :mod:`webclient`'s transports send after a cut) goes to the same path on the upstream, as a
+``GET`` without a body, with the Responses route's key header. A reconnect's ``Last-Event-ID`` header passes on
+every route (it names a position in the stream, nothing more).
 
 **The key goes to the configured origin only.** Redirects are never followed (``allow_redirects=False``): a 3xx
 reaches the page as a failed response with its status and body, without ``Location``, and nothing is re-sent.
@@ -35,20 +42,31 @@ from demo_site.upstream import StreamStats
 
 log = logging.getLogger("demo_site.server")
 
-#: Route -> upstream path; ``{model}`` is the validated, re-encoded Gemini model.
+#: The resume request's pseudo-route (``GET``, no body; the key header of ``openai-responses``).
+RESUME_ROUTE: Final = "openai-responses-resume"
+#: Route -> upstream path; ``{model}`` and ``{response_id}`` are validated and re-encoded.
 UPSTREAM_PATHS: Final[dict[str, str]] = {
     "openai-chat": "/v1/chat/completions",
     "openai-responses": "/v1/responses",
     "anthropic-messages": "/v1/messages",
     "gemini": "/v1beta/models/{model}:streamGenerateContent",
+    RESUME_ROUTE: "/v1/responses/{response_id}",
 }
 #: A Gemini model name: a letter or digit, then up to 127 letters, digits, ``.``, ``_`` or ``-``
 #: (``gemini-2.5-flash``, ``gemini-1.5-pro-002``, ``gemini-2.0-flash-exp``).
 GEMINI_MODEL: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
-#: Route -> query parameter -> its allowed values. Everything else is dropped.
-QUERY_ALLOW: Final[dict[str, dict[str, frozenset[str]]]] = {"gemini": {"alt": frozenset({"sse", "json"})}}
+#: A response id: a letter or digit, then up to 255 letters, digits, ``_`` or ``-`` (``resp_68af…``).
+RESPONSE_ID: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,255}")
+#: Path variable -> the pattern its decoded value must fully match.
+PATH_VARIABLES: Final[dict[str, re.Pattern[str]]] = {"model": GEMINI_MODEL, "response_id": RESPONSE_ID}
+#: Route -> query parameter -> the pattern its value must fully match. Everything else is dropped.
+QUERY_ALLOW: Final[dict[str, dict[str, re.Pattern[str]]]] = {
+    "gemini": {"alt": re.compile("sse|json")},
+    RESUME_ROUTE: {"stream": re.compile("true|false"), "starting_after": re.compile("[0-9]{1,12}")},
+}
 #: Request headers passed from the page to the real upstream (nothing else: no cookies, no auth).
-FORWARD_REQUEST_HEADERS: Final = ("Content-Type", "Accept", "anthropic-version", "anthropic-beta", "OpenAI-Beta")
+FORWARD_REQUEST_HEADERS: Final = ("Content-Type", "Accept", "anthropic-version", "anthropic-beta", "OpenAI-Beta",
+                                  "Last-Event-ID")
 #: Response headers passed back to the page (never ``Location`` or ``Set-Cookie``).
 FORWARD_RESPONSE_HEADERS: Final = ("Content-Type", "Content-Encoding", "Retry-After", "x-request-id", "request-id")
 
@@ -96,15 +114,16 @@ class UpstreamProxy:
             await self._session.close()
 
     def upstream_url(self, route: str, request: web.Request) -> URL | None:
-        """The upstream URL for ``request`` on ``route``, or ``None`` when its model segment is refused."""
+        """The upstream URL for ``request`` on ``route``, or ``None`` when a path variable is refused."""
         path = UPSTREAM_PATHS[route]
-        if "{model}" in path:
-            model = request.match_info.get("model", "")
-            if not GEMINI_MODEL.fullmatch(model):
-                return None
-            path = path.replace("{model}", quote(model, safe=""))
+        for name, pattern in PATH_VARIABLES.items():
+            if "{" + name + "}" in path:
+                segment = request.match_info.get(name, "")
+                if not pattern.fullmatch(segment):
+                    return None
+                path = path.replace("{" + name + "}", quote(segment, safe=""))
         query = [(name, value) for name, allowed in QUERY_ALLOW.get(route, {}).items()
-                 if (value := request.query.get(name)) in allowed]
+                 if (value := request.query.get(name)) is not None and allowed.fullmatch(value)]
         url = self.base.with_path(self.base.raw_path.rstrip("/") + path, encoded=True)
         return url.with_query(query) if query else url
 
@@ -113,7 +132,9 @@ class UpstreamProxy:
         headers = {h: incoming[h] for h in FORWARD_REQUEST_HEADERS if h in incoming}
         headers["Accept-Encoding"] = "identity"
         headers["Authorization"] = f"Bearer {self._api_key}"
-        if route == "anthropic-messages":
+        if route == RESUME_ROUTE:
+            headers.pop("Content-Type", None)  # a GET without a body
+        elif route == "anthropic-messages":
             headers["x-api-key"] = self._api_key
             headers.setdefault("anthropic-version", "2023-06-01")
         elif route == "gemini":
@@ -125,14 +146,17 @@ class UpstreamProxy:
         assert self._session is not None
         url = self.upstream_url(route, request)
         if url is None:
-            log.info("proxy %s: model segment refused", route)
+            log.info("proxy %s: path variable refused", route)
+            if route == RESUME_ROUTE:
+                return _error(400, "invalid_response_id", "the response id is not a valid identifier")
             return _error(400, "invalid_model", "the model name is not a valid model identifier")
-        body = await request.read()
+        method, body = ("GET", None) if route == RESUME_ROUTE else ("POST", await request.read())
         self.stats.record("proxy", "started")
         sent = 0
         try:
-            async with self._session.post(url, data=body, headers=self.upstream_headers(route, request.headers),
-                                          allow_redirects=False) as up:
+            async with self._session.request(method, url, data=body,
+                                             headers=self.upstream_headers(route, request.headers),
+                                             allow_redirects=False) as up:
                 resp = web.StreamResponse(status=up.status, reason=up.reason)
                 for name in FORWARD_RESPONSE_HEADERS:
                     if name in up.headers:

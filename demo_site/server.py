@@ -59,10 +59,11 @@ from aiohttp import web
 
 from demo_site.cors import CorsPolicy, parse_origin
 from demo_site.guards import ServerLimits, StreamGuard, runner_options
-from demo_site.proxy import UpstreamProxy, normalize_base_url
+from demo_site.proxy import RESUME_ROUTE, UpstreamProxy, normalize_base_url
 from demo_site.scenarios import SCENARIOS
 from demo_site.static_files import MIME_TYPES, static_handler
 from demo_site.upstream import (
+    RESUME_PATH,
     ROUTES,
     EmbeddedUpstream,
     RouteEncoder,
@@ -113,23 +114,34 @@ Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 def _add_model_routes(app: web.Application, forward: Callable[[type[RouteEncoder], web.Request],
                                                               Awaitable[web.StreamResponse]],
-                      guard: StreamGuard, cors: CorsPolicy) -> None:
-    """The four model routes (``POST`` through the stream guard, ``OPTIONS`` preflight), flagged as such."""
+                      resume: Handler, guard: StreamGuard, cors: CorsPolicy) -> None:
+    """The four model routes (``POST``) and the Responses resume route (``GET``), through the stream guard,
+    with ``OPTIONS`` preflight, flagged as model routes (CORS)."""
 
-    def post(enc_cls: type[RouteEncoder]) -> Handler:
+    def guarded(handler: Handler) -> Handler:
         async def handle(request: web.Request) -> web.StreamResponse:
             request[_MODEL_ROUTE] = True
-            return await guard.run(request, lambda r: forward(enc_cls, r))
+            return await guard.run(request, handler)
         return handle
 
-    async def preflight(request: web.Request) -> web.StreamResponse:
-        request[_MODEL_ROUTE] = True
-        return await cors.preflight(request)
+    def post(enc_cls: type[RouteEncoder]) -> Handler:
+        return guarded(lambda r: forward(enc_cls, r))
+
+    def preflight_for(method: str) -> Handler:
+        async def preflight(request: web.Request) -> web.StreamResponse:
+            request[_MODEL_ROUTE] = True
+            return await cors.preflight(request, method)
+        return preflight
+
+    preflight = preflight_for("POST")
 
     for path, enc_cls in ROUTES:
         resource = app.router.add_resource(path)
         resource.add_route("POST", post(enc_cls))
         resource.add_route("OPTIONS", preflight)
+    resource = app.router.add_resource(RESUME_PATH)
+    resource.add_route("GET", guarded(resume))
+    resource.add_route("OPTIONS", preflight_for("GET"))
 
 
 def build_app(*, static_dir: Path | None = DEFAULT_STATIC_DIR, upstream: str | None = None,
@@ -163,10 +175,11 @@ def build_app(*, static_dir: Path | None = DEFAULT_STATIC_DIR, upstream: str | N
         proxy = UpstreamProxy(upstream, api_key, stats)
         app.on_startup.append(proxy.startup)
         app.on_cleanup.append(proxy.cleanup)
-        _add_model_routes(app, lambda enc_cls, request: proxy.forward(enc_cls.route, request), guard, cors)
+        _add_model_routes(app, lambda enc_cls, request: proxy.forward(enc_cls.route, request),
+                          lambda request: proxy.forward(RESUME_ROUTE, request), guard, cors)
     else:
         embedded = EmbeddedUpstream(config, stats)
-        _add_model_routes(app, embedded.handle, guard, cors)
+        _add_model_routes(app, embedded.handle, embedded.resume, guard, cors)
     mode = "proxy" if upstream else "embedded"
 
     async def tools_json(request: web.Request) -> web.Response:

@@ -7,6 +7,7 @@ Routes (the same paths CometAPI serves)::
     POST /v1/responses                                         OpenAI Responses events with sequence_number
     POST /v1/messages                                          Anthropic Messages events with ping
     POST /v1beta/models/{model}:streamGenerateContent?alt=sse  Gemini data-only chunks, CRLF framing
+    GET  /v1/responses/{id}?stream=true&starting_after=N       a background response's events after N (resume)
 
 **Scenario selection.** The request header ``x-demo-scenario: <slug>`` picks the scenario (slugs in
 :data:`demo_site.scenarios.SCENARIOS`); without the header the scenario is ``plain``; an unknown slug
@@ -21,6 +22,15 @@ before each (:class:`Reply`), and played with one ``StreamResponse.write`` (whic
 the socket, ``TCP_NODELAY`` on) per planned write, so the chunk boundaries the scenario asks for
 (inside a multi-byte character, between CR and LF) are the ones that reach the client, give or take
 coalescing by a slow reader.
+
+**Resume (background responses).** A Responses request whose body says ``"background": true`` is kept, as
+OpenAI keeps background responses, in a small store (:class:`ResumeStore`: :data:`RESUME_STORE_ENTRIES`
+responses and :data:`RESUME_STORE_BYTES` framed bytes at most, oldest dropped first; nothing else of the
+request). ``GET /v1/responses/{id}?stream=true&starting_after=N`` then streams that response's events
+numbered above ``N`` (all of them without ``starting_after``). When the scenario cuts the answer (``eof``)
+or stalls, what is kept is the *whole* answer, continued by :data:`RESUMED_TAIL`: the POST delivers the
+scenario's cut prefix, a resume delivers the rest, and a client that resumes ends ``complete``. An unknown
+id is a JSON ``404``, a malformed query a JSON ``400``.
 
 **Disconnects.** Each stream is counted in :class:`StreamStats` as ``started``, then ``finished``
 (the server wrote everything it meant to) or ``disconnected`` (the client went away first: a write
@@ -40,6 +50,7 @@ import random
 import re
 import string
 import time
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar, NamedTuple
@@ -70,6 +81,14 @@ ENDLESS_WRITE_BYTES = 64 * 1024
 BATCH_EVENTS = 32
 #: How often a stalled stream checks whether its client is still there (seconds).
 STALL_POLL_SECONDS = 0.2
+#: Background responses kept for resuming: enough for a few tabs' worth of recent attempts ...
+RESUME_STORE_ENTRIES = 32
+#: ... within this many framed bytes in all (the ~1 MB ``big`` answer frames to ~2.4 MB; a few fit).
+RESUME_STORE_BYTES = 16 * 1024 * 1024
+#: How a cut or stalled background answer goes on when it is resumed.
+RESUMED_TAIL = " … and the rest of the answer arrived on the resumed stream."
+#: ``starting_after`` as the resume request sends it: a sequence number.
+_SEQUENCE_NUMBER = re.compile(r"[0-9]{1,9}")
 
 
 @dataclass(frozen=True)
@@ -161,6 +180,8 @@ class RouteEncoder:
         self.created = int(time.time())
         #: The answer is a refusal (stop ``"refusal"``): text goes out on the route's refusal channel, if any.
         self.refusal = False
+        #: Responses only: the request asked for background mode (its events say so; the store keeps them).
+        self.background = False
 
     @staticmethod
     def prompt_of(body: Any) -> str:
@@ -299,9 +320,9 @@ class OpenAIResponses(RouteEncoder):
                      "output_tokens": out, "output_tokens_details": {"reasoning_tokens": 0},
                      "total_tokens": totals.prompt_tokens + out}
         return {"id": self.id, "object": "response", "created_at": self.created, "status": status,
-                "background": False, "error": None, "incomplete_details": None, "instructions": None,
+                "background": self.background, "error": None, "incomplete_details": None, "instructions": None,
                 "max_output_tokens": None, "model": self.model, "output": list(self.output),
-                "parallel_tool_calls": True, "previous_response_id": None, "store": False,
+                "parallel_tool_calls": True, "previous_response_id": None, "store": self.background,
                 "temperature": 1.0, "text": {"format": {"type": "text"}}, "tool_choice": "auto",
                 "tools": [], "top_p": 1.0, "truncation": "disabled", "usage": usage, "metadata": {},
                 **fields}
@@ -616,6 +637,22 @@ class Reply:
     tail_delay: float = 0.0
     #: Close the connection after the body (the ``eof`` ending: "socket closed mid-answer").
     close_connection: bool = False
+    #: A background response to keep for resuming: its id and its whole stream.
+    kept: tuple[str, KeptResponse] | None = None
+
+
+@dataclass(frozen=True)
+class KeptResponse:
+    """A background response as the resume route replays it: one framed event per sequence number."""
+
+    #: ``events[n]`` is the bytes of the event numbered ``n``.
+    events: tuple[bytes, ...]
+    #: Scaled seconds between the events of a resumed stream.
+    delay: float
+
+    @property
+    def size(self) -> int:
+        return sum(map(len, self.events))
 
 
 _HTML_502 = (
@@ -657,9 +694,33 @@ def _writes(scenario: Scenario, chunks: list[bytes], scale: float) -> tuple[tupl
 _MODEL_CHARS = re.compile(r"[^A-Za-z0-9._:/@-]")
 
 
+def _is_background(enc_cls: type[RouteEncoder], body: Any) -> bool:
+    """A Responses request in background mode (the response is kept for resuming)."""
+    return enc_cls is OpenAIResponses and isinstance(body, dict) and body.get("background") is True
+
+
+def _kept_events(enc: RouteEncoder, scenario: Scenario, frames: list[Frame], deltas: list[str], totals: Totals,
+                 rng_state: tuple[Any, ...], eol: str, delay: float) -> KeptResponse:
+    """What a background response's resume replays: ``frames``, or for a cut or stalled answer the whole
+    answer continued by :data:`RESUMED_TAIL`, encoded again from the same random state (same ids, same
+    numbers), so the cut prefix the POST delivered is exactly its head."""
+    if scenario.ending in ("eof", "stall"):
+        rng = random.Random()
+        rng.setstate(rng_state)
+        whole = type(enc)(enc.model, rng, enc.prompt_tokens)
+        whole.created, whole.refusal, whole.background = enc.created, enc.refusal, True
+        more = text_deltas(scenario, RESUMED_TAIL)
+        frames = answer_frames(dataclasses.replace(scenario, ending="terminal"), whole, deltas + more,
+                               dataclasses.replace(totals, text=totals.text + RESUMED_TAIL))
+    return KeptResponse(tuple(encode_frame(f, eol) for f in frames), delay)
+
+
 def plan_reply(enc_cls: type[RouteEncoder], scenario: Scenario, body: Any, *, path_model: str | None,
                sse: bool, config: UpstreamConfig, rng: random.Random) -> Reply:
-    """The full reply of route ``enc_cls`` to a request with JSON ``body`` under ``scenario``."""
+    """The full reply of route ``enc_cls`` to a request with JSON ``body`` under ``scenario``.
+
+    A streamed background Responses request also gets :attr:`Reply.kept` (see "Resume" above).
+    """
     if scenario.slug == "big" and config.big_chars is not None:
         scenario = dataclasses.replace(scenario, repeat_to_chars=config.big_chars)
     requested = path_model or (body.get("model") if isinstance(body, dict) else None)
@@ -670,8 +731,10 @@ def plan_reply(enc_cls: type[RouteEncoder], scenario: Scenario, body: Any, *, pa
     options = body.get("stream_options") if isinstance(body, dict) else None
     totals = Totals(text=text, calls=list(scenario.tools), prompt_tokens=12 + _tokens(len(prompt)),
                     include_usage=isinstance(options, dict) and options.get("include_usage") is True)
+    rng_state = rng.getstate()
     enc = enc_cls(model or enc_cls.default_model, rng, totals.prompt_tokens)
     enc.refusal = scenario.stop == "refusal"
+    enc.background = _is_background(enc_cls, body)
 
     if scenario.ending == "http_502_html":
         return Reply(502, "text/html", ((0.0, _HTML_502.encode()),))
@@ -680,13 +743,19 @@ def plan_reply(enc_cls: type[RouteEncoder], scenario: Scenario, body: Any, *, pa
         return Reply(200, "application/json", ((0.0, payload.encode()),))
 
     eol = "\r\n" if scenario.chunking == "split" else enc.eol
-    chunks = [encode_frame(f, eol) for f in answer_frames(scenario, enc, deltas, totals)]
+    frames = answer_frames(scenario, enc, deltas, totals)
+    chunks = [encode_frame(f, eol) for f in frames]
     tail = scenario.ending if scenario.ending in ("stall", "endless") else "end"
+    kept = None
+    if isinstance(enc, OpenAIResponses) and enc.background and tail != "endless":
+        kept = (enc.id, _kept_events(enc, scenario, frames, deltas, totals, rng_state, eol,
+                                     scenario.delay * config.time_scale))
     if tail == "endless":
         cut = chunks[-1].index(_ENDLESS_MARK_JSON.encode())
         chunks[-1] = chunks[-1][:cut]  # the head of the event that never ends
     return Reply(200, enc.stream_content_type, _writes(scenario, chunks, config.time_scale), tail=tail,
-                 tail_delay=scenario.delay * config.time_scale, close_connection=scenario.ending == "eof")
+                 tail_delay=scenario.delay * config.time_scale, close_connection=scenario.ending == "eof",
+                 kept=kept)
 
 
 # --- stats ----------------------------------------------------------------------------------------
@@ -765,17 +834,57 @@ async def _grow_endless(resp: web.StreamResponse, delay: float, cap: int) -> int
 # --- the aiohttp side -----------------------------------------------------------------------------
 
 
+class ResumeStore:
+    """The background responses kept for resuming, newest last (bounded: see the module docstring)."""
+
+    def __init__(self, max_entries: int = RESUME_STORE_ENTRIES, max_bytes: int = RESUME_STORE_BYTES) -> None:
+        self.max_entries = max_entries
+        self.max_bytes = max_bytes
+        self._kept: OrderedDict[str, KeptResponse] = OrderedDict()
+        self._bytes = 0
+
+    def __len__(self) -> int:
+        return len(self._kept)
+
+    def put(self, response_id: str, kept: KeptResponse) -> None:
+        """Keep ``kept`` under ``response_id``, dropping the oldest until both bounds hold (one too big: not kept)."""
+        old = self._kept.pop(response_id, None)
+        if old is not None:
+            self._bytes -= old.size
+        if kept.size > self.max_bytes:
+            return
+        self._kept[response_id] = kept
+        self._bytes += kept.size
+        while len(self._kept) > self.max_entries or self._bytes > self.max_bytes:
+            self._bytes -= self._kept.popitem(last=False)[1].size
+
+    def get(self, response_id: str) -> KeptResponse | None:
+        return self._kept.get(response_id)
+
+
+def _error_reply(status: int, code: str, message: str) -> web.Response:
+    """A JSON error in the OpenAI shape (the message never echoes the request)."""
+    return web.json_response({"error": {"message": message, "type": "invalid_request_error", "code": code}},
+                             status=status)
+
+
+#: The resume route's path (aiohttp pattern); ids outside the pattern never match it.
+RESUME_PATH = "/v1/responses/{response_id:[A-Za-z0-9_-]{1,256}}"
+
+
 class EmbeddedUpstream:
-    """The four routes plus ``GET /__demo/stats``; one instance per app."""
+    """The four routes and the Responses resume route; one instance per app."""
 
     def __init__(self, config: UpstreamConfig | None = None, stats: StreamStats | None = None) -> None:
         self.config = config or UpstreamConfig()
         self.stats = stats or StreamStats([s.slug for s in SCENARIOS])
         self.rng = random.Random()
+        self.kept = ResumeStore()
 
     def add_routes(self, app: web.Application) -> None:
         for path, enc_cls in ROUTES:
             app.router.add_post(path, self._handler(enc_cls))
+        app.router.add_get(RESUME_PATH, self.resume)
 
     def _handler(self, enc_cls: type[RouteEncoder]) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
         async def handle(request: web.Request) -> web.StreamResponse:
@@ -786,9 +895,7 @@ class EmbeddedUpstream:
         slug = request.headers.get(SCENARIO_HEADER, DEFAULT_SCENARIO).strip()
         scenario = BY_SLUG.get(slug)
         if scenario is None:
-            return web.json_response({"error": {"message": "unknown demo scenario (see /demo/config.json)",
-                                                "type": "invalid_request_error", "code": "unknown_scenario"}},
-                                     status=400)
+            return _error_reply(400, "unknown_scenario", "unknown demo scenario (see /demo/config.json)")
         try:
             body = json.loads(await request.read() or b"{}")
         except ValueError:
@@ -796,8 +903,27 @@ class EmbeddedUpstream:
         sse = enc_cls is not Gemini or request.query.get("alt") == "sse"
         reply = plan_reply(enc_cls, scenario, body, path_model=request.match_info.get("model"), sse=sse,
                            config=self.config, rng=self.rng)
+        if reply.kept is not None:
+            self.kept.put(*reply.kept)
         return await play(request, reply, self.stats, scenario.slug, self.config,
                           describe=f"{enc_cls.route}/{scenario.slug}")
+
+    async def resume(self, request: web.Request) -> web.StreamResponse:
+        """``GET /v1/responses/{id}?stream=true[&starting_after=N]``: a kept response's events after ``N``."""
+        kept = self.kept.get(request.match_info.get("response_id", ""))
+        if kept is None:
+            return _error_reply(404, "not_found", "no background response with this id (the demo keeps the "
+                                                  "most recent ones only)")
+        if request.query.get("stream") != "true":
+            return _error_reply(400, "stream_required", "the demo serves background responses as streams only "
+                                                        "(stream=true)")
+        after = request.query.get("starting_after")
+        if after is not None and not _SEQUENCE_NUMBER.fullmatch(after):
+            return _error_reply(400, "invalid_starting_after", "starting_after must be a sequence number")
+        events = kept.events[int(after) + 1 if after is not None else 0:]
+        reply = Reply(200, OpenAIResponses.stream_content_type,
+                      tuple((kept.delay if n else 0.0, event) for n, event in enumerate(events)))
+        return await play(request, reply, self.stats, "resume", self.config, describe="openai-responses/resume")
 
 
 def demo_config_document(mode: str) -> dict[str, object]:

@@ -24,7 +24,7 @@ sync_api = pytest.importorskip("playwright.sync_api")
 
 from demo_site import server as demo_server  # noqa: E402  (after the importorskip guards)
 from demo_site.scenarios import BY_SLUG, SCENARIOS, answer_text, sanitize_prompt  # noqa: E402
-from demo_site.upstream import UpstreamConfig  # noqa: E402
+from demo_site.upstream import RESUMED_TAIL, UpstreamConfig  # noqa: E402
 from tests.e2e_helpers import (  # noqa: E402
     PROMPT,
     SCREENSHOTS,
@@ -336,6 +336,46 @@ def test_escape_stops_the_answer_keeps_its_text_and_gives_the_prompt_back(deskto
     assert attempt.provisional_label == "■ Stopped — not committed"
     assert desktop.get_by_test_id("prompt").input_value() == "Tell me slowly", "the prompt did not come back"
     assert desktop.evaluate("() => document.activeElement.id") == "prompt"
+
+
+# --- resuming a cut Responses answer ---------------------------------------------------------------------------
+
+
+def set_resume(page: Any, on: bool) -> None:
+    """Tick or clear "Resume cut Responses streams" (opening the settings if a phone layout keeps them closed)."""
+    was_open = page.locator("#settings").evaluate("(el) => el.open")
+    if not was_open:
+        page.locator("#settings summary").click()
+    page.get_by_test_id("resume-toggle").set_checked(on)
+    if not was_open:
+        page.locator("#settings summary").click()
+
+
+@pytest.mark.parametrize("scenario", ["truncated", "stall"])
+def test_with_resuming_on_a_cut_responses_answer_continues_into_one_committed_answer(desktop: Any, demo: str,
+                                                                                    scenario: str) -> None:
+    choose(desktop, "openai-responses", scenario)
+    set_resume(desktop, True)
+    try:
+        assert "expected outcome: complete, after a resume" in desktop.locator("#expected").text_content()
+        resumes = server_stats(demo).get("resume", {}).get("finished", 0)
+        attempt = wait_for_outcome(desktop, "openai-responses", scenario,
+                                   send(desktop, "openai-responses", scenario, idle_s=1.0 if scenario == "stall"
+                                        else None), shot=f"chat-1280-resumed-{scenario}")
+        assert (attempt.outcome, attempt.committed) == ("complete", model_text(scenario) + RESUMED_TAIL)
+        assert server_stats(demo)["resume"]["finished"] == resumes + 1, "one resume request continued it"
+    finally:
+        set_resume(desktop, False)
+
+
+def test_the_resume_setting_applies_to_the_responses_route_only_and_is_off_by_default(desktop: Any) -> None:
+    toggle = desktop.get_by_test_id("resume-toggle")
+    choose(desktop, "openai-chat", "truncated")
+    assert toggle.is_disabled() and not toggle.is_checked()
+    choose(desktop, "openai-responses", "truncated")
+    assert toggle.is_enabled() and not toggle.is_checked()
+    assert "expected outcome: truncated." in desktop.locator("#expected").text_content()
+    assert ask(desktop, "openai-responses", "truncated").outcome == "truncated", "off: the cut stays a cut"
 
 
 # --- outcomes a person understands, Retry ----------------------------------------------------------------------

@@ -42,7 +42,8 @@ const ui = {
   boot: $("boot"), bootStage: $("boot-stage"), bootProgress: $("boot-progress"), bootDetail: $("boot-detail"),
   bootElapsed: $("boot-elapsed"), form: $("ask"), route: $("route"), scenario: $("scenario"),
   settings: $("settings"), settingsSummary: $("settings-summary"), expected: $("expected"), idle: $("idle"),
-  firstEvent: $("first-event"), total: $("total"), prompt: $("prompt"), send: $("send"), cancel: $("cancel"),
+  firstEvent: $("first-event"), total: $("total"), resume: $("resume"), prompt: $("prompt"), send: $("send"),
+  cancel: $("cancel"),
   mode: $("mode"), conversation: $("conversation"), transcript: $("transcript"), jump: $("jump"),
   announcer: $("announcer"), devToggle: $("dev-toggle"), devClose: $("dev-close"), devpanel: $("devpanel"),
   devOutcome: $("dev-outcome"), devStage: $("dev-stage"), counts: $("counts"), milestones: $("milestones"),
@@ -429,17 +430,25 @@ function requestBody(route, model, prompt) {
   }
 }
 
+/** Resuming a cut Responses stream: the request asks for background mode (the server keeps the response), and
+ *  the client may follow a cut with up to this many `GET …?stream=true&starting_after=N` requests. */
+const RESUME = { max_resumes: 2, delay_ms: 250 };
+
 /** Everything one question sends, from the settings and the prompt (Retry sends it again unchanged). */
 function newRequest(prompt) {
   const route = ui.route.value;
   const entry = config.routes.find((r) => r.route === route);
   const path = entry.path.replace("{model}", encodeURIComponent(entry.default_model));
+  const body = requestBody(route, entry.default_model, prompt);
+  const resume = route === "openai-responses" && ui.resume.checked;
+  if (resume) body.background = true;
   return {
     prompt,
     options: {
       route,
       url: path + (route === "gemini" ? "?alt=sse" : ""),
-      body: JSON.stringify(requestBody(route, entry.default_model, prompt)),
+      body: JSON.stringify(body),
+      ...(resume ? { resume: RESUME } : {}),
       headers: { "content-type": "application/json", [config.scenario_header]: ui.scenario.value },
       deadlines: {
         connect_ms: 10_000,
@@ -628,11 +637,17 @@ function option(value, text) {
   return element;
 }
 
+/** Scenarios whose answer is cut or stalls: with resuming on, the embedded upstream continues them. */
+const RESUMABLE_SCENARIOS = ["truncated", "stall"];
+
 function showSettings() {
   const scenario = config.scenarios.find((s) => s.slug === ui.scenario.value);
   const model = config.routes.find((r) => r.route === ui.route.value)?.default_model;
+  ui.resume.disabled = ui.route.value !== "openai-responses";
+  const resumed = !ui.resume.disabled && ui.resume.checked && RESUMABLE_SCENARIOS.includes(scenario?.slug);
+  const expected = resumed ? "complete, after a resume" : scenario?.expected;
   ui.expected.textContent = `Model ${model}` +
-    (scenario && config.mode !== "proxy" ? ` · expected outcome: ${scenario.expected}.` : ".");
+    (scenario && config.mode !== "proxy" ? ` · expected outcome: ${expected}.` : ".");
   ui.settingsSummary.textContent = config.mode === "proxy" ? ui.route.value
     : `${ui.route.value} · ${scenario?.title ?? ui.scenario.value}`;
 }
@@ -649,6 +664,7 @@ async function loadConfig() {
   ui.scenario.replaceChildren(...config.scenarios.map((s) => option(s.slug, s.title)));
   ui.route.addEventListener("change", showSettings);
   ui.scenario.addEventListener("change", showSettings);
+  ui.resume.addEventListener("change", showSettings);
   showSettings();
   if (config.mode === "proxy") {
     ui.scenario.disabled = true;
