@@ -103,6 +103,9 @@ class UpstreamConfig:
     endless_cap_bytes: int = 24 * 1024 * 1024
     #: Overrides the ``big`` scenario's answer size in characters (``None``: the table's ~1 MB).
     big_chars: int | None = None
+    #: Overrides the ``big`` scenario's delay between writes in seconds, before ``time_scale`` (``None``: the
+    #: table's). Tests that watch a shortened answer mid-stream slow it down so it spans many frames.
+    big_delay: float | None = None
 
 
 # --- framing -------------------------------------------------------------------------------------
@@ -723,6 +726,8 @@ def plan_reply(enc_cls: type[RouteEncoder], scenario: Scenario, body: Any, *, pa
     """
     if scenario.slug == "big" and config.big_chars is not None:
         scenario = dataclasses.replace(scenario, repeat_to_chars=config.big_chars)
+    if scenario.slug == "big" and config.big_delay is not None:
+        scenario = dataclasses.replace(scenario, delay=config.big_delay)
     requested = path_model or (body.get("model") if isinstance(body, dict) else None)
     model = _MODEL_CHARS.sub("", requested)[:64] if isinstance(requested, str) else ""
     prompt = enc_cls.prompt_of(body)

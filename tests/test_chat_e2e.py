@@ -48,6 +48,10 @@ TIME_SCALE = 0.5
 #: A 1 MB answer is longer than a person reads, but the same code path as 10 KB: 200,000 characters keep the module
 #: quick while still making hundreds of segments at phone width (tests/test_demo_e2e.py streams the full 1 MB).
 BIG_CHARS = 200_000
+#: Seconds between the big answer's writes (32 events each) before TIME_SCALE: its ~26 writes then span about half
+#: a second, so the page shows many frames mid-stream (at the table's 2 ms the 200,000 characters arrive within
+#: about 30 ms, and once, on a loaded machine, no frame showed the answer half-streamed).
+BIG_DELAY = 0.04
 
 #: Installed once per page: after every frame in which the conversation's content changed size (a
 #: ResizeObserver runs after the frame's requestAnimationFrame callbacks and layout, so after the page followed
@@ -96,7 +100,8 @@ LAYOUT_JS = """() => {
 def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     site = build_site(tmp_path_factory.mktemp("chat-site"))
     running = demo_server.start_in_background(
-        static_dir=site, config=UpstreamConfig(time_scale=TIME_SCALE, stall_seconds=20.0, big_chars=BIG_CHARS))
+        static_dir=site, config=UpstreamConfig(time_scale=TIME_SCALE, stall_seconds=20.0, big_chars=BIG_CHARS,
+                                                big_delay=BIG_DELAY))
     try:
         yield running.base_url
     finally:
