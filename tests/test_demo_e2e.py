@@ -56,11 +56,14 @@ TIME_SCALE = 0.5
 #: The stall scenario stays silent this long unless the page gives up first (it must, after its idle timeout).
 STALL_SECONDS = 20.0
 #: Longest acceptable gap between two beats of the main thread's 10 ms interval while Pyodide boots or a stream
-#: renders. Python initialising on the main thread would block it for a second or more.
-MAX_TICK_GAP_MS = 300.0
+#: renders. Python initialising on the main thread blocks it for 1.5 s or more (loadPyodide alone takes ~1.5 s of
+#: CPU in Node on this machine class); a healthy page on a 2-core machine shared with other test runs was once
+#: measured at 359 ms, so the bound sits between the two.
+MAX_TICK_GAP_MS = 800.0
 #: Longest acceptable gap between two painted frames. Looser: with two cores, the worker compiling WebAssembly
-#: can starve the browser's compositor for a few hundred ms even while the main thread is idle.
-MAX_FRAME_GAP_MS = 1000.0
+#: can starve the browser's compositor for a few hundred ms even while the main thread is idle (1,167 ms once
+#: under heavy load).
+MAX_FRAME_GAP_MS = 2000.0
 #: Telemetry fields (the issue's list, exactly).
 TELEMETRY_FIELDS = {
     "observed_at", "request_id", "route", "model_alias", "http_status", "content_type_valid", "chunk_count",
