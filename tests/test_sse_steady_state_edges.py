@@ -1,0 +1,70 @@
+"""Edges of the SSE parser's steady state (see ``webclient/_sse.py``) that the broad property tests
+reach too rarely: mixed line endings right after a separator, a next event's prefix cut inside its
+event line, and what ``work`` charges for the value a feed's head completes."""
+
+from __future__ import annotations
+
+from tests.helpers import assert_chunking_invariant
+from tests.sse_reference import reference_parse
+from webclient import SSEEvent, SSEParser
+
+
+def _feed_all(feeds: list[str]) -> tuple[SSEParser, list[object]]:
+    parser = SSEParser()
+    out: list[object] = []
+    for text in feeds:
+        out += parser.feed(text)
+    return parser, out
+
+
+def _items(chunks: list[bytes]) -> list[object]:
+    parser = SSEParser()
+    out: list[object] = []
+    for chunk in chunks:
+        out += parser.feed(chunk.decode())
+    return out
+
+
+def test_a_crlf_feed_ending_a_value_then_a_lone_cr_blank_line_then_one_more_character_keeps_that_character() -> None:
+    # CRLF-framed text whose last event ends "VALUE\r\n\r" + one character: the blank line was a
+    # lone CR, so that character begins the next line ("data: 3" here), it is not the blank line's LF.
+    feeds = ["data: 0", "\r\n\r\ndata: 1\r\n\r\ndata: 2\r\n\rd", "ata: 3\r\n\r\n"]
+    stream = "".join(feeds).encode()
+    expected = [SSEEvent("message", str(i), "") for i in range(4)]
+    assert reference_parse(stream) == expected
+    assert _feed_all(feeds)[1] == expected
+    assert assert_chunking_invariant(_items, stream) == expected
+
+
+def test_a_crlf_feed_ending_between_the_blank_line_s_cr_and_lf_waits_for_that_lf() -> None:
+    feeds = ["data: 0", "\r\n\r\ndata: 1\r\n\r\ndata: 2\r\n\r", "\ndata: 3\r\n\r\n"]
+    expected = [SSEEvent("message", str(i), "") for i in range(4)]
+    assert _feed_all(feeds)[1] == expected
+    assert assert_chunking_invariant(_items, "".join(feeds).encode()) == expected
+
+
+def test_a_pending_value_completed_by_the_next_feed_is_charged_to_work_once_on_the_mixed_path_too() -> None:
+    # ``work`` of a feed in the steady state: its length (one scan), plus the value its head
+    # completes (the pending "bcd" joined with "ef"), whether the feed's later events are all one
+    # data line each or not (a comment / id line sends them to the general path).
+    for later in ["data: x\n\ndata: h", "data: x\n: c\n\ndata: h", "id: 7\ndata: x\n\ndata: h"]:
+        parser, _ = _feed_all(["data: a\n\ndata: bcd"])
+        before = parser.work
+        feed = "ef\n\n" + later
+        out = parser.feed(feed)
+        assert out[0] == SSEEvent("message", "bcdef", "")
+        assert parser.work - before == len(feed) + len("bcdef"), later
+
+
+def test_a_typed_feed_completing_a_prefix_cut_inside_its_event_line_is_read_in_one_pass() -> None:
+    # A one-name typed stream whose feed ends inside the next event's "event:" line ("even"): the
+    # next feed completes the prefix and the value with one split (work: the feed plus the completed
+    # value), no line read one at a time, and the stream keeps its one-name separator.
+    parser, _ = _feed_all(["event: delta\ndata: 0", "\n\nevent: delta\ndata: 1\n\neven"])
+    before, lines = parser.work, parser.lines_interpreted
+    feed = "t: delta\ndata: x\n\nevent: delta\ndata: y\n\nevent: delta\ndata: z"
+    assert parser.feed(feed) == [SSEEvent("delta", "x", ""), SSEEvent("delta", "y", "")]
+    assert parser.work - before == len(feed) + len("x")
+    assert parser.lines_interpreted == lines
+    stream = ("event: delta\ndata: 0\n\nevent: delta\ndata: 1\n\n" + feed + "\n\n").encode()
+    assert assert_chunking_invariant(_items, stream) == reference_parse(stream)
