@@ -1,12 +1,15 @@
 """Edges of the SSE parser's steady state (see ``webclient/_sse.py``) that the broad property tests
 reach too rarely: mixed line endings right after a separator, a next event's prefix cut inside its
-event line, and what ``work`` charges for the value a feed's head completes."""
+event line, a CRLF feed that begins with an ended event's blank line, a value completed to exactly
+the steady state's cap, what ``work`` charges for the value a feed's head completes, and that
+``events_dispatched`` counts each event once. Each pins the path taken (``lines_interpreted``,
+``work``) or a counter on a small input, next to the chunking-invariant result."""
 
 from __future__ import annotations
 
 from tests.helpers import assert_chunking_invariant
 from tests.sse_reference import reference_parse
-from webclient import SSEEvent, SSEParser
+from webclient import Limits, SSEEvent, SSEParser
 
 
 def _feed_all(feeds: list[str]) -> tuple[SSEParser, list[object]]:
@@ -68,3 +71,48 @@ def test_a_typed_feed_completing_a_prefix_cut_inside_its_event_line_is_read_in_o
     assert parser.lines_interpreted == lines
     stream = ("event: delta\ndata: 0\n\nevent: delta\ndata: 1\n\n" + feed + "\n\n").encode()
     assert assert_chunking_invariant(_items, stream) == reference_parse(stream)
+
+
+def test_a_crlf_feed_beginning_with_the_blank_line_of_an_ended_event_is_read_in_one_pass() -> None:
+    # The last feed ended with a data line's line break (the event waits for its blank line); the
+    # next, CRLF-framed, begins with that blank line and the next event's prefix.
+    parser, _ = _feed_all(["data: a\r\n\r\ndata: b\r\n"])
+    lines = parser.lines_interpreted
+    out = parser.feed("\r\ndata: c\r\n\r\ndata: d")
+    assert out == [SSEEvent("message", "b", ""), SSEEvent("message", "c", "")]
+    assert parser.lines_interpreted == lines
+    stream = b"data: a\r\n\r\ndata: b\r\n\r\ndata: c\r\n\r\ndata: d\r\n\r\n"
+    assert assert_chunking_invariant(_items, stream) == reference_parse(stream)
+
+
+def test_a_pending_value_completed_to_exactly_the_steady_state_cap_is_read_without_lines() -> None:
+    # max_line_chars 40 and max_event_chars 10: the steady state takes values of up to 9 characters
+    # (the event ceiling less the value's LF); "abcd" + "efghi" is exactly 9.
+    limits = Limits(max_line_chars=40, max_event_chars=10)
+    parser = SSEParser(limits)
+    parser.feed(": hi\ndata: abcd")
+    lines = parser.lines_interpreted
+    assert parser.feed("efghi\n\nevent: ") == [SSEEvent("message", "abcdefghi", "")]
+    assert parser.lines_interpreted == lines
+    assert parser.failure is None
+
+
+def _dispatch_count(chunks: list[bytes]) -> tuple[list[object], int]:
+    parser = SSEParser()
+    out: list[object] = []
+    for chunk in chunks:
+        out += parser.feed(chunk.decode())
+    return out, parser.events_dispatched
+
+
+def test_events_dispatched_counts_each_event_once_when_crlf_text_ends_inside_a_blank_line() -> None:
+    for stream in [b"data: 0\r\n\r\nevent: delta\r\ndata: x\r\n\r", b"\r\n\r\nevent: \r\ndata: \r\n\r",
+                   b"data: 0\r\n\r\ndata: 1\r\n\r\ndata: 2\r\n\rdata: 3\r\n\r"]:
+        events, dispatched = assert_chunking_invariant(_dispatch_count, stream)
+        assert dispatched == len(events) == len(reference_parse(stream)), stream
+
+
+def test_one_typed_event_in_one_feed_is_read_by_the_block_shortcut() -> None:
+    parser = SSEParser()
+    assert parser.feed("event: delta\ndata: x\n\n") == [SSEEvent("delta", "x", "")]
+    assert parser.lines_interpreted == 0
