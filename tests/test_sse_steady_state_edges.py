@@ -116,3 +116,9 @@ def test_one_typed_event_in_one_feed_is_read_by_the_block_shortcut() -> None:
     parser = SSEParser()
     assert parser.feed("event: delta\ndata: x\n\n") == [SSEEvent("delta", "x", "")]
     assert parser.lines_interpreted == 0
+
+
+def test_a_comment_block_at_exactly_the_line_ceiling_is_read_by_the_block_shortcut() -> None:
+    parser = SSEParser(Limits(max_line_chars=12))
+    assert parser.feed(": keep-alive\n\ndata: x\n\n") == [SSEEvent("message", "x", "")]  # ": keep-alive": 12
+    assert (parser.comment_lines, parser.lines_interpreted, parser.failure) == (1, 0, None)
