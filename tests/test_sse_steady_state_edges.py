@@ -105,9 +105,11 @@ def _dispatch_count(chunks: list[bytes]) -> tuple[list[object], int]:
     return out, parser.events_dispatched
 
 
-def test_events_dispatched_counts_each_event_once_when_crlf_text_ends_inside_a_blank_line() -> None:
+def test_events_dispatched_counts_each_event_once_under_every_chunking() -> None:
     for stream in [b"data: 0\r\n\r\nevent: delta\r\ndata: x\r\n\r", b"\r\n\r\nevent: \r\ndata: \r\n\r",
-                   b"data: 0\r\n\r\ndata: 1\r\n\r\ndata: 2\r\n\rdata: 3\r\n\r"]:
+                   b"data: 0\r\n\r\ndata: 1\r\n\r\ndata: 2\r\n\rdata: 3\r\n\r",
+                   # data-only events around a comment block (the steady state's mixed path)
+                   b"data: a\n\ndata: bc\n\ndata: x\n: c\n\ndata: h\n\n"]:
         events, dispatched = assert_chunking_invariant(_dispatch_count, stream)
         assert dispatched == len(events) == len(reference_parse(stream)), stream
 
@@ -122,3 +124,18 @@ def test_a_comment_block_at_exactly_the_line_ceiling_is_read_by_the_block_shortc
     parser = SSEParser(Limits(max_line_chars=12))
     assert parser.feed(": keep-alive\n\ndata: x\n\n") == [SSEEvent("message", "x", "")]  # ": keep-alive": 12
     assert (parser.comment_lines, parser.lines_interpreted, parser.failure) == (1, 0, None)
+
+
+def test_a_lone_cr_ending_an_empty_event_line_in_crlf_text_leaves_the_type_empty() -> None:
+    # "event: " ends at the lone CR (an empty type), and the CRLF after it is a blank line.
+    stream = b"data: 0\r\n\r\nevent: \r\r\ndata: 1\r\n\r\nevent: x\r\ndata: 2\r\n\r\n"
+    expected = [SSEEvent("message", "0", ""), SSEEvent("message", "1", ""), SSEEvent("x", "2", "")]
+    assert reference_parse(stream) == expected
+    assert assert_chunking_invariant(_items, stream) == expected
+
+
+def test_after_a_block_read_line_by_line_the_next_one_line_block_takes_the_shortcut() -> None:
+    parser = SSEParser()
+    out = parser.feed("id: 1\ndata: a\n\ndata: b\n\n")
+    assert out == [SSEEvent("message", "a", "1"), SSEEvent("message", "b", "1")]
+    assert parser.lines_interpreted == 3  # "id: 1", "data: a" and its blank line; not "data: b"
