@@ -139,3 +139,22 @@ def test_after_a_block_read_line_by_line_the_next_one_line_block_takes_the_short
     out = parser.feed("id: 1\ndata: a\n\ndata: b\n\n")
     assert out == [SSEEvent("message", "a", "1"), SSEEvent("message", "b", "1")]
     assert parser.lines_interpreted == 3  # "id: 1", "data: a" and its blank line; not "data: b"
+
+
+def test_a_typed_stream_that_turns_data_only_is_read_in_the_steady_state_again() -> None:
+    # Names that keep changing put the parser on the separator of any type; once a data-only event
+    # begins, the separator becomes the data-only one and its events are read without a line.
+    parser = SSEParser()
+    typed = "".join(f"event: {name}\ndata: {i}\n\n" for i, name in enumerate(["a", "b", "c", "a", "b", "c"]))
+    for i in range(0, len(typed), 20):
+        parser.feed(typed[i : i + 20])
+    parser.feed("event: a\ndata: 9\n\ndata: p")
+    lines = parser.lines_interpreted
+    data = "".join(f"q{i}\n\ndata: " for i in range(30))
+    out: list[object] = []
+    for i in range(0, len(data), 23):
+        out += parser.feed(data[i : i + 23])
+    assert out == [SSEEvent("message", "pq0" if i == 0 else f"q{i}", "") for i in range(30)]
+    assert parser.lines_interpreted == lines
+    stream = (typed + "event: a\ndata: 9\n\ndata: p" + data + "end\n\n").encode()
+    assert assert_chunking_invariant(_items, stream) == reference_parse(stream)
