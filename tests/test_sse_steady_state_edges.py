@@ -158,3 +158,19 @@ def test_a_typed_stream_that_turns_data_only_is_read_in_the_steady_state_again()
     assert parser.lines_interpreted == lines
     stream = (typed + "event: a\ndata: 9\n\ndata: p" + data + "end\n\n").encode()
     assert assert_chunking_invariant(_items, stream) == reference_parse(stream)
+
+
+def test_event_blocks_without_data_between_typed_events_dispatch_nothing_under_every_chunking() -> None:
+    # On the separator of any type ("\n\nevent: "), a part may be an event line with no data line
+    # (an empty or a named type, then the blank line): it dispatches nothing and leaves no type.
+    names = ["a", "b", "c", "a", "b", "c"]
+    typed = "".join(f"event: {name}\ndata: {i}\n\n" for i, name in enumerate(names))
+    stream = (typed + "event: \n\ndata: \n\nevent: \n\nevent: x\n\nevent: b\ndata: 7\n\n" + typed).encode()
+    items = assert_chunking_invariant(_items, stream)
+    assert items == reference_parse(stream)
+    assert [e.type for e in items if isinstance(e, SSEEvent)] == [*names, "message", "b", *names]
+    parser = SSEParser()
+    for i in range(0, len(typed), 20):  # names that keep changing: the separator of any type
+        parser.feed(typed[i : i + 20])
+    assert parser.feed("\n\nevent: \n\ndata: \n\nevent: ") == [SSEEvent("message", "", "")]
+    assert parser.feed("\n\nevent: x\n\nevent: b\ndata: 7\n\n") == [SSEEvent("b", "7", "")]
