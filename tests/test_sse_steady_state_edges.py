@@ -174,3 +174,15 @@ def test_event_blocks_without_data_between_typed_events_dispatch_nothing_under_e
         parser.feed(typed[i : i + 20])
     assert parser.feed("\n\nevent: \n\ndata: \n\nevent: ") == [SSEEvent("message", "", "")]
     assert parser.feed("\n\nevent: x\n\nevent: b\ndata: 7\n\n") == [SSEEvent("b", "7", "")]
+
+
+def test_a_feed_exactly_at_the_steady_state_cap_is_split_on_the_separator_of_any_type() -> None:
+    # max_line_chars 19: the steady state takes up to 13 characters besides the separators. This
+    # feed is 22 characters with one "\n\nevent: " (9): exactly 13, so it is split there: the head's
+    # three lines are read, and the next event's line is held without being read.
+    parser = SSEParser(Limits(max_line_chars=19))
+    feed = "\ndata: e\n\nevent: ping\n"
+    assert len(feed) - len("\n\nevent: ") == 13
+    assert parser.feed(feed) == [SSEEvent("message", "e", "")]
+    assert parser.lines_interpreted == 3
+    assert parser.feed("data: x\n\n") == [SSEEvent("ping", "x", "")]
