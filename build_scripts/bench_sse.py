@@ -263,11 +263,18 @@ def make_responses(target: int, rng: random.Random) -> bytes:
                                                                     "content": []})
         event("response.content_part.added", item_id=item, output_index=out, content_index=0,
               part={"type": "output_text", "text": "", "annotations": []})
-        for _ in range(rng.randint(100, 400)):
+        deltas = [text.delta() for _ in range(rng.randint(100, 400))]
+        for delta in deltas:
             event("response.output_text.delta", item_id=item, output_index=out, content_index=0,
-                  delta=text.delta(), logprobs=[])
-        event("response.output_text.done", item_id=item, output_index=out, content_index=0, text="…",
+                  delta=delta, logprobs=[])
+        whole = "".join(deltas)
+        event("response.output_text.done", item_id=item, output_index=out, content_index=0, text=whole,
               logprobs=[])
+        part = {"type": "output_text", "text": whole, "annotations": []}
+        event("response.content_part.done", item_id=item, output_index=out, content_index=0, part=part)
+        event("response.output_item.done", output_index=out, item={"id": item, "type": "message",
+                                                                   "status": "completed", "role": "assistant",
+                                                                   "content": [part]})
         out += 1
         call = f"fc_67ccd3acc8108190a1d8a8d3b9ec45{out:04d}"
         event("response.output_item.added", output_index=out, item={
@@ -277,6 +284,9 @@ def make_responses(target: int, rng: random.Random) -> bytes:
         for piece in _fragments(rng, args):
             event("response.function_call_arguments.delta", item_id=call, output_index=out, delta=piece)
         event("response.function_call_arguments.done", item_id=call, output_index=out, arguments=args)
+        event("response.output_item.done", output_index=out, item={
+            "id": call, "type": "function_call", "status": "completed", "arguments": args,
+            "call_id": f"call_{out:08d}", "name": "get_weather"})
         out += 1
     event("response.completed", response={**response, "status": "completed"})
     return w.body()

@@ -83,10 +83,10 @@ EQUIVALENTS = ROOT / "build_scripts" / "mutation-equivalents.md"
 #: (``-x`` stops at the first failure, so fast, specific tests make killed mutants cheap).
 MODULE_TESTS: dict[str, list[str]] = {
     "webclient/_utf8.py": ["tests/test_utf8.py", "tests/test_sse.py", "tests/test_sse_properties.py"],
-    "webclient/_sse.py": ["tests/test_sse.py", "tests/test_sse_properties.py"],
+    "webclient/_sse.py": ["tests/test_sse.py", "tests/test_sse_properties.py", "tests/test_sse_steady_state_edges.py"],
     "webclient/_pipeline.py": ["tests/test_sse.py", "tests/test_utf8.py", "tests/test_sse_properties.py",
                                "tests/test_session_eof.py", "tests/test_telemetry.py"],
-    "webclient/_json.py": ["tests/test_json.py", "tests/test_route_json_depth.py"],
+    "webclient/_json.py": ["tests/test_json.py", "tests/test_route_json_depth.py", "tests/test_prebuilt_codecs.py"],
     "webclient/_regex.py": ["tests/test_regex.py", "tests/test_schema.py"],
     "webclient/_schema.py": ["tests/test_schema.py"],
     # First guesses for the modules other engineers own; refine them with their tests.

@@ -73,10 +73,21 @@ def loads(text: str) -> Any:
 
 
 def loads_strict(text: str) -> Any:
-    """Like :func:`loads`, also refusing the non-standard constants ``NaN`` and ``Infinity``."""
+    """Like :func:`loads`, also refusing the non-standard constants ``NaN`` and ``Infinity``.
+
+    Exactly ``json.loads(text, parse_constant=...)``: that call builds a new ``JSONDecoder`` every
+    time (any keyword argument does), which costs about as much as parsing a short tool input, so
+    the one decoder is built once (:data:`_STRICT_DECODER`; a decoder keeps no state between
+    calls) and ``json.loads``'s own check for a leading byte order mark is repeated here."""
     _refuse_deep(text)
-    return _loads(text, parse_constant=_refuse_constant)
+    if text.startswith("\ufeff"):
+        raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", text, 0)
+    return _STRICT_DECODER.decode(text)
 
 
 def _refuse_constant(name: str) -> Any:
     raise ValueError("non-standard JSON constant")
+
+
+#: The decoder :func:`loads_strict` uses: ``json.loads``'s defaults but for ``parse_constant``.
+_STRICT_DECODER = json.JSONDecoder(parse_constant=_refuse_constant)

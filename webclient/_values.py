@@ -33,7 +33,10 @@ NON_FINITE_NUMBER = "non_finite_number"
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _PAIR = re.compile("[\ud800-\udbff][\udc00-\udfff]")
-_dumps = json.dumps
+#: What :func:`value_problem` serializes with: exactly ``json.dumps(value, ensure_ascii=False,
+#: allow_nan=False)``, whose keyword arguments would build a new encoder on every call (an encoder
+#: keeps no state between calls).
+_ENCODE = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode
 
 
 def _pair(match: re.Match[str]) -> str:
@@ -68,7 +71,7 @@ def value_problem(value: object) -> str | None:
     lone surrogate in any key or string; else ``None``. Parsed JSON combines escaped pairs itself, so
     every surrogate left in a parsed value is unpaired."""
     try:
-        text = _dumps(value, ensure_ascii=False, allow_nan=False)
+        text = _ENCODE(value)
     except ValueError:
         return NON_FINITE_NUMBER
     return UNPAIRED_SURROGATE if has_surrogate(text) else None

@@ -111,8 +111,9 @@ _loads = loads
 #: The scanner ``json.loads`` runs (``scan_once(text, 0) -> (value, end)``), for the envelope step.
 _scan: Callable[[str, int], tuple[Any, int]] = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
 
-#: A typed route's handler: takes the decoded ``data`` object (its return value is unused).
-Handler = Callable[[dict[str, Any]], object]
+#: A typed route's handler, a method of the route's class taken from the class (called as
+#: ``handler(accumulator, data)``): takes the decoded ``data`` object (its return value is unused).
+Handler = Callable[[Any, dict[str, Any]], object]
 _Owner = TypeVar("_Owner")
 
 _dumps = json.dumps
@@ -258,7 +259,7 @@ class RouteAccumulator:
     never called again. Updates are appended to :attr:`out`; consecutive deltas for the same
     buffer are merged until something else is emitted or :meth:`flush` is called.
 
-    A subclass sets :attr:`contract`. Typed routes fill :attr:`_handlers` and implement
+    A subclass sets :attr:`contract`. Typed routes set :attr:`handler_names` and implement
     :meth:`open_count` and :meth:`choice_results`; data-only routes set :attr:`choice_state` and
     implement :meth:`_choice`, :meth:`_chunk` and :meth:`_choice_extras`; a route whose ``[DONE]``
     is terminal implements :meth:`_done`.
@@ -299,6 +300,12 @@ class RouteAccumulator:
     """
 
     contract: ClassVar[RouteContract]
+    #: Typed routes: ``data[dispatch_key]`` -> the name of the method that handles it (``"ignore"``:
+    #: nothing to accumulate). Types not listed are tolerated. Resolved once per class into
+    #: :attr:`_handlers`, so a session's set-up builds no table.
+    handler_names: ClassVar[Mapping[str, str]] = {}
+    #: :attr:`handler_names` resolved: type -> the class's function (``handler(self, data)``).
+    _handlers: ClassVar[dict[str, Handler]] = {}
     #: Data-only routes: the per-choice state class (a :class:`ChoiceState` subclass).
     choice_state: ClassVar[type[ChoiceState]] = ChoiceState
 
@@ -314,7 +321,6 @@ class RouteAccumulator:
         "_done_ends",
         "_event_seq",
         "_event_size",
-        "_handlers",
         "_item_chars",
         "_keep_unknown",
         "_max_blocks",
@@ -395,8 +401,6 @@ class RouteAccumulator:
         # The buffer whose consecutive fragments are being merged into one delta update.
         self._run: TextBuffer | ToolCallBuffer | None = None
         self._run_start = 0
-        #: Typed routes: ``data[dispatch_key]`` -> handler. Types not listed are tolerated.
-        self._handlers: dict[str, Handler] = {}
         #: Typed routes: whether the start event arrived.
         self._started = False
         #: Data-only routes: ``index`` -> the route's :attr:`choice_state` instance.
@@ -415,6 +419,8 @@ class RouteAccumulator:
         super().__init_subclass__(**kwargs)
         if cls.contract.done_sentinel not in ("terminal", "ignored"):
             raise AssertionError(f"{cls.contract.name}: done_sentinel must be 'terminal' or 'ignored'")
+        # (a misspelt method name fails here, at import)
+        cls._handlers = {kind: getattr(cls, name) for kind, name in cls.handler_names.items()}
 
     # -- the envelope step -------------------------------------------------------------------
 
@@ -510,11 +516,14 @@ class RouteAccumulator:
         if not self._started and kind not in self._before_start:
             self._protocol("order")
             return
-        handler(obj)
+        handler(self, obj)
 
     def keepalive(self, obj: dict[str, Any]) -> None:
         """Typed routes' handler for the contract's keep-alive event types: counted, not accumulated."""
         self.keepalives += 1
+
+    def ignore(self, obj: dict[str, Any]) -> None:
+        """Typed routes' handler for an event with nothing to accumulate (lifecycle, progress)."""
 
     # -- the route interface -----------------------------------------------------------------
 
@@ -986,10 +995,6 @@ class RouteAccumulator:
 
     def _calls_in(self, calls: list[ToolCallBuffer], ready: bool) -> tuple[ToolCall, ...]:
         return tuple(call.snapshot(ready) for call in calls)
-
-
-def ignore(obj: dict[str, Any]) -> None:
-    """Typed routes' handler for an event with nothing to accumulate (lifecycle, keep-alive)."""
 
 
 def error_fields(obj: object) -> object:

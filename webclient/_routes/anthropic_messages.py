@@ -39,8 +39,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterable
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, ClassVar
 
 from .._events import SSEEvent
 from .._outcome import Outcome
@@ -199,6 +199,18 @@ class AnthropicMessagesAccumulator(RouteAccumulator):
 
     __slots__ = ("_blocks", "_fast_block", "_fast_key", "_kept")
 
+    #: ``data.type`` -> the name of its handler method (see ``RouteAccumulator.handler_names``).
+    handler_names: ClassVar[Mapping[str, str]] = {
+        "content_block_delta": "_block_delta",
+        "content_block_start": "_block_start",
+        "content_block_stop": "_block_stop",
+        "message_start": "_message_start",
+        "message_delta": "_message_delta",
+        "message_stop": "_message_stop",
+        "ping": "keepalive",
+        "error": "_error",
+    }
+
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._blocks: dict[int, _Block] = {}
@@ -207,17 +219,6 @@ class AnthropicMessagesAccumulator(RouteAccumulator):
         self._fast_block: _Block | None = None
         #: Delta events of unknown types kept verbatim (``keep_unknown``).
         self._kept: list[JSON] = []
-        #: ``data.type`` -> handler. Types not listed are tolerated and ignored.
-        self._handlers = {
-            "content_block_delta": self._block_delta,
-            "content_block_start": self._block_start,
-            "content_block_stop": self._block_stop,
-            "message_start": self._message_start,
-            "message_delta": self._message_delta,
-            "message_stop": self._message_stop,
-            "ping": self.keepalive,
-            "error": self._error,
-        }
 
     # -- the typed fast path -------------------------------------------------------------
 

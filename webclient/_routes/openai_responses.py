@@ -43,15 +43,15 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterable
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, ClassVar
 
 from .._events import SSEEvent
 from .._resume import ResumeContract
 from .._toolcalls import ToolCallBuffer
 from .._updates import JSON, ChoiceResult
 from .._values import combine_surrogates
-from ._base import RouteAccumulator, RouteContract, TextBuffer, choice, ignore, stop_table
+from ._base import RouteAccumulator, RouteContract, TextBuffer, choice, stop_table
 
 #: Stop reasons: ``response.status`` of the terminal response (``response_status.py``:
 #: ``completed | failed | in_progress | cancelled | queued | incomplete``; the last two are not
@@ -205,45 +205,45 @@ class OpenAIResponsesAccumulator(RouteAccumulator):
 
     __slots__ = ("_by_id", "_citations", "_items")
 
+    #: ``data.type`` -> the name of its handler method (see ``RouteAccumulator.handler_names``).
+    handler_names: ClassVar[Mapping[str, str]] = {
+        "response.output_text.delta": "_output_text_delta",
+        "response.function_call_arguments.delta": "_input_delta",
+        "response.custom_tool_call_input.delta": "_input_delta",
+        "response.shell_call_command.delta": "_input_delta",
+        "response.reasoning_text.delta": "_reasoning_delta",
+        "response.reasoning_summary_text.delta": "_reasoning_delta",
+        "response.refusal.delta": "_refusal_delta",
+        "response.function_call_arguments.done": "_input_done",
+        "response.custom_tool_call_input.done": "_input_done",
+        "response.shell_call_command.added": "_part_event",
+        "response.shell_call_command.done": "_part_event",
+        "response.output_item.added": "_item_added",
+        "response.output_item.done": "_item_done",
+        "response.content_part.added": "_part_added",
+        "response.content_part.done": "_part_event",
+        "response.output_text.done": "_part_event",
+        "response.output_text.annotation.added": "_annotation",
+        "response.refusal.done": "_part_event",
+        "response.reasoning_text.done": "_part_event",
+        "response.reasoning_summary_part.added": "_part_added",
+        "response.reasoning_summary_part.done": "_part_event",
+        "response.reasoning_summary_text.done": "_part_event",
+        **dict.fromkeys(_HOSTED_PROGRESS, "ignore"),
+        "response.created": "_created",
+        "response.in_progress": "ignore",
+        "response.queued": "ignore",
+        "response.completed": "_completed",
+        "response.incomplete": "_incomplete",
+        "response.failed": "_failed",
+        "error": "_error",  # nested {"error": {type, code}} (live) or flat {type: "error", code}
+    }
+
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._items: dict[int, _Item] = {}
         self._by_id: dict[str, _Item] = {}
         self._citations: list[JSON] = []
-        part = self._part_event
-        #: ``data.type`` -> handler. Types not listed are tolerated and ignored.
-        self._handlers = {
-            "response.output_text.delta": self._output_text_delta,
-            "response.function_call_arguments.delta": self._input_delta,
-            "response.custom_tool_call_input.delta": self._input_delta,
-            "response.shell_call_command.delta": self._input_delta,
-            "response.reasoning_text.delta": self._reasoning_delta,
-            "response.reasoning_summary_text.delta": self._reasoning_delta,
-            "response.refusal.delta": self._refusal_delta,
-            "response.function_call_arguments.done": self._input_done,
-            "response.custom_tool_call_input.done": self._input_done,
-            "response.shell_call_command.added": part,
-            "response.shell_call_command.done": part,
-            "response.output_item.added": self._item_added,
-            "response.output_item.done": self._item_done,
-            "response.content_part.added": self._part_added,
-            "response.content_part.done": part,
-            "response.output_text.done": part,
-            "response.output_text.annotation.added": self._annotation,
-            "response.refusal.done": part,
-            "response.reasoning_text.done": part,
-            "response.reasoning_summary_part.added": self._part_added,
-            "response.reasoning_summary_part.done": part,
-            "response.reasoning_summary_text.done": part,
-            **dict.fromkeys(_HOSTED_PROGRESS, ignore),
-            "response.created": self._created,
-            "response.in_progress": ignore,
-            "response.queued": ignore,
-            "response.completed": self._completed,
-            "response.incomplete": self._incomplete,
-            "response.failed": self._failed,
-            "error": self._error,  # nested {"error": {type, code}} (live) or flat {type: "error", code}
-        }
 
     # -- the typed fast path ------------------------------------------------------------------
 
