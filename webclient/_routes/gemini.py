@@ -95,6 +95,8 @@ CONTENT_TYPES = {
 }
 _PART_FIELDS = frozenset(k for k, v in CONTENT_TYPES.items() if not v.startswith("candidate"))
 _DATA_FIELDS = frozenset(k for k, v in CONTENT_TYPES.items() if v.startswith("data"))
+#: Candidate fields kept whole as items (the latest of each): read from the table, so the contract names them.
+_CANDIDATE_ITEMS = tuple(k for k, v in CONTENT_TYPES.items() if v == "candidate:item")
 
 CONTRACT = RouteContract(
     name="gemini",
@@ -348,7 +350,7 @@ class GeminiAccumulator(RouteAccumulator):
             sources = cited.get("citationSources") or cited.get("citations")
             if sources and not self._each(sources, self._cite, st.citations):
                 return False
-        for key in ("groundingMetadata", "urlContextMetadata"):
+        for key in _CANDIDATE_ITEMS:
             value = cand.get(key)
             if value:
                 if value.__class__ is not dict:
