@@ -271,3 +271,63 @@ def test_a_streamed_call_whose_last_part_carries_arguments_closes_with_them() ->
     data = sse(chunk(cand(fc("f", willContinue=True))), chunk(cand(fc(partialArgs=[piece]), finish="STOP")))
     result, _ = check(ROUTE, data)
     assert (result.outcome.value, calls(result)) == ("complete", [("f", "valid", {"city": "Oslo"}, True)])
+
+
+# -- found by the sampled mutation runs of 2026-12-03 ------------------------------------------------
+
+def test_a_model_version_or_response_id_arriving_after_the_other_is_still_recorded() -> None:
+    for first, later in (({"responseId": "r-1"}, {"modelVersion": "m-1"}),
+                         ({"modelVersion": "m-1"}, {"responseId": "r-1"})):
+        data = sse({"candidates": [cand({"text": "a"})], **first},
+                   {"candidates": [cand({"text": "b"}, finish="STOP")], **later})
+        result, _ = check(ROUTE, data)
+        assert (result.response_id, result.model) == ("r-1", "m-1")
+
+
+def test_a_blocked_prompt_whose_reason_the_caller_accepts_commits_without_any_candidate() -> None:
+    result, _ = check(ROUTE, sse({"promptFeedback": {"blockReason": "SAFETY"}}), accepted_stop_reasons={"SAFETY"})
+    assert (result.outcome.value, result.stop_reason, result.text) == ("complete", "SAFETY", "")
+
+
+def test_a_filtered_candidate_repeated_with_a_stop_that_commits_stays_filtered() -> None:
+    data = sse(chunk(cand({"text": "a"}, finish="SAFETY", index=0), cand({"text": "b"}, index=1)),
+               chunk(cand(finish="STOP", index=0), cand(finish="STOP", index=1)))
+    result, _ = check(ROUTE, data)
+    assert (result.outcome.value, result.stop_reason) == ("truncated", "SAFETY")
+    assert [c.stop_reason for c in result.choices] == ["SAFETY", "STOP"]
+
+
+@pytest.mark.parametrize("field", [{"citationMetadata": "x"}, {"groundingMetadata": "x"}, {"urlContextMetadata": [1]}],
+                         ids=["citations", "grounding", "url-context"])
+def test_malformed_metadata_takes_nothing_of_its_own_candidate_after_it(field: dict[str, Any]) -> None:
+    result, _ = check(ROUTE, sse(chunk(cand({"text": "a"}, finish="STOP", **field))))
+    assert (result.outcome.value, result.stage, result.text) == ("protocol_error", "envelope", "a")
+    assert result.choices[0].stop_reason is None
+
+
+def test_a_part_with_text_and_a_field_nobody_documents_is_kept_whole_and_its_text_is_not_taken() -> None:
+    part = {"text": "x", "videoMetadata": {"fps": 1}}
+    data = sse(chunk(cand({"text": "a"}, part, {"text": "b"}, finish="STOP")))
+    result, _ = check(ROUTE, data)
+    assert (result.outcome.value, result.stage, result.text) == ("protocol_error", "unknown_type", "a")
+    result, _ = check(ROUTE, data, keep_unknown_items=True)
+    assert (result.outcome.value, result.text, result.items) == ("complete", "ab", (part,))
+    assert parts_of(result) == [{"text": "a"}, part, {"text": "b"}]
+
+
+def test_a_text_part_past_the_text_ceiling_adds_no_part_to_the_message() -> None:
+    data = sse(chunk(cand({"text": "t", "thought": True})), chunk(cand({"text": "abcd"}, finish="STOP")))
+    result, _ = check(ROUTE, data, limits=Limits(max_text_chars=3))
+    assert (result.outcome.value, result.stage, result.text) == ("buffer_limit", "text", "")
+    assert parts_of(result) == [{"text": "t", "thought": True}]
+
+
+def test_a_streamed_call_is_validated_at_its_closing_part_even_when_the_stream_is_cut_before_the_finish() -> None:
+    piece = {"jsonPath": "$.city", "stringValue": "Oslo"}
+    for closing in (fc(partialArgs=[piece]), fc()):
+        head = [chunk(cand(fc("f", willContinue=True)))]
+        if closing == fc():
+            head.append(chunk(cand(fc(partialArgs=[piece], willContinue=True))))
+        result, _ = check(ROUTE, sse(*head, chunk(cand(closing))))
+        assert (result.outcome.value, result.stage) == ("truncated", "eof")
+        assert calls(result) == [("f", "valid", {"city": "Oslo"}, False)]
