@@ -262,3 +262,10 @@ def test_server_tool_input_has_the_tool_input_ceiling() -> None:
 def test_server_tool_input_that_is_not_a_json_object_is_payload_error(fragment: str, stage: str) -> None:
     data = message(start(0, SERVER), delta(0, type="input_json_delta", partial_json=fragment), stop(0))
     assert outcome_of(ROUTE, data) == ("payload_error", stage)
+
+
+def test_the_result_s_one_choice_has_index_zero_and_holds_every_block_s_text() -> None:
+    data = message(*text(1, "b"), start(0, THINKING), delta(0, type="thinking_delta", thinking="t"), stop(0),
+                   *text(2, "c"))
+    result, _ = check(ROUTE, data)
+    assert [(c.index, c.text, c.reasoning) for c in result.choices] == [(0, "bc", "t")]

@@ -338,3 +338,19 @@ def test_deltas_still_pending_when_their_message_closes_are_announced_whole_unde
     result, updates = check(ROUTE, data)
     assert (result.outcome.value, result.text) == ("complete", "abc")
     assert updates == [{"kind": "text_delta", "channel": "text", "index": 0, "text": "abc"}]
+
+
+# -- found by the sampled mutation runs of 2026-12-03 ------------------------------------------------
+
+def test_a_call_item_closed_past_the_item_ceiling_is_neither_closed_nor_validated() -> None:
+    first = added(**function(arguments=""))
+    args = ev("response.function_call_arguments.delta", output_index=0, delta='{"a": 1}')
+    last = done(**function(arguments='{"a": 1}', note="x" * 400))
+    result, _ = check(ROUTE, stream(first, args, last), limits=Limits(max_item_chars=300))
+    assert (result.outcome.value, result.stage) == ("buffer_limit", "items")
+    assert calls(result) == [("call_1", "weather", "streaming", False, None)]
+
+
+def test_the_result_s_one_choice_has_index_zero() -> None:
+    result, _ = check(ROUTE, stream(*message_item(0, "a")))
+    assert [(c.index, c.text) for c in result.choices] == [(0, "a")]
