@@ -418,12 +418,11 @@ class GeminiAccumulator(RouteAccumulator):
         last = st.parts[-1] if st.parts else None
         if (signature is None and last.__class__ is _Run and last.buf is buf
                 and last.signature is None):
-            run: _Run = last
+            last.end = buf.size
         else:
             run = _Run(buf, thought, start, signature)
-            if not self._add_part(st, run):
-                return
-        run.end = buf.size
+            run.end = buf.size
+            self._add_part(st, run)  # on failure the run is dropped (nothing follows in this part)
 
     # -- function calls ------------------------------------------------------------------
 
