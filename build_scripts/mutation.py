@@ -94,8 +94,8 @@ MODULE_TESTS: dict[str, list[str]] = {
     # every route shares (edges across routes, values, the retained ceiling, next turn, the contracts).
     "webclient/_session.py": ["tests/test_edges_session.py", "tests/test_session_lifecycle.py",
                               "tests/test_telemetry.py", "tests/test_deadlines.py", "tests/test_terminal_grace.py",
-                              "tests/test_route_contracts.py", "tests/test_retained.py", "tests/test_values.py",
-                              "tests/test_session_eof.py"],
+                              "tests/test_route_contracts.py", "tests/test_edges_resume.py", "tests/test_resume.py",
+                              "tests/test_retained.py", "tests/test_values.py", "tests/test_session_eof.py"],
     "webclient/_toolcalls.py": ["tests/test_edges_toolcalls.py", "tests/test_route_openai_chat.py",
                                 "tests/test_route_anthropic_messages.py", "tests/test_route_openai_responses.py",
                                 "tests/test_route_gemini.py", "tests/test_edges_openai_chat.py",
