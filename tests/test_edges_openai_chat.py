@@ -305,3 +305,19 @@ def test_a_late_name_that_passes_the_retained_ceiling_is_not_taken_and_neither_a
     head = HEAD + sse(chunk(ch(tool_calls=[fn(0, "c", args='{"a":')])))
     assert tripped_call(head, fn(0, name="f", args="1}"), 0) == (("buffer_limit", "retained"), [(None, '{"a":')])
     assert tripped_call(head, fn(0, name="f", args="1}"), 1) == (("buffer_limit", "retained"), [("f", '{"a":')])
+
+
+def test_an_id_given_late_to_a_call_that_passes_the_retained_ceiling_is_not_taken_nor_its_arguments() -> None:
+    head = HEAD + sse(chunk(ch(tool_calls=[fn(0, name="f", args='{"a":')])))
+    late = fn(0, "c", args="1}")
+    assert tripped_call(head, late, ENTRY_CHARS + len("c") - 1) == (("buffer_limit", "retained"), [("f", '{"a":')])
+    assert tripped_call(head, late, ENTRY_CHARS + len("c") + len("1}"))[1] == [("f", '{"a":1}')]
+
+
+def test_a_chunk_with_logprobs_and_a_finish_reason_takes_both() -> None:
+    entry = {"token": "a", "logprob": -0.1, "top_logprobs": []}
+    data = sse(chunk({**ch(content="a"), "logprobs": {"content": [entry]}}),
+               chunk({**ch(finish="stop"), "logprobs": {"content": [entry], "refusal": None}}), DONE)
+    result, _ = check(ROUTE, data)
+    assert (result.outcome.value, result.stop_reason, result.logprobs) == (
+        "complete", "stop", {"content": [entry, entry], "refusal": []})
