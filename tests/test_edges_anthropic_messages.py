@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.route_fixtures import check, outcome_of, sse
+from tests.route_fixtures import check, outcome_of, replay, sse
 from webclient import Limits
 
 ROUTE = "anthropic-messages"
@@ -269,3 +269,19 @@ def test_the_result_s_one_choice_has_index_zero_and_holds_every_block_s_text() -
                    *text(2, "c"))
     result, _ = check(ROUTE, data)
     assert [(c.index, c.text, c.reasoning) for c in result.choices] == [(0, "bc", "t")]
+
+
+def test_a_tool_block_stopped_twice_is_closed_block_and_its_call_stays_as_validated() -> None:
+    data = message(start(0, TOOL), delta(0, type="input_json_delta", partial_json='{"city": "Oslo"}'), stop(0), stop(0))
+    result, _ = check(ROUTE, data)
+    assert (result.outcome.value, result.stage) == ("protocol_error", "closed_block")
+    assert [(c.state, c.arguments, c.ready) for c in result.tool_calls] == [("valid", {"city": "Oslo"}, False)]
+
+
+def test_the_stop_reason_is_charged_once_by_its_length_though_two_events_carry_it() -> None:
+    def retained(reason: str) -> int:
+        session = replay(ROUTE, [message(*text(0, "a"), reason=reason)], accepted_stop_reasons={reason})
+        assert session.result is not None and session.result.outcome.value == "complete"
+        return session.retained_chars
+
+    assert retained("r" * 101) - retained("r") == 100
