@@ -331,3 +331,35 @@ def test_a_streamed_call_is_validated_at_its_closing_part_even_when_the_stream_i
         result, _ = check(ROUTE, sse(*head, chunk(cand(closing))))
         assert (result.outcome.value, result.stage) == ("truncated", "eof")
         assert calls(result) == [("f", "valid", {"city": "Oslo"}, False)]
+
+
+def test_two_paths_under_one_array_element_fill_the_same_object() -> None:
+    pieces = [{"jsonPath": "$.stops[0].city", "stringValue": "Oslo"}, {"jsonPath": "$.stops[0].days", "numberValue": 2},
+              {"jsonPath": "$.stops[1].city", "stringValue": "Bergen"}]
+    data = sse(chunk(cand(fc("f", willContinue=True))), chunk(cand(fc(partialArgs=pieces), finish="STOP")))
+    result, _ = check(ROUTE, data)
+    assert calls(result) == [("f", "valid", {"stops": [{"city": "Oslo", "days": 2}, {"city": "Bergen"}]}, True)]
+
+
+def test_arguments_in_the_part_that_opens_a_streamed_call_are_kept() -> None:
+    opening = fc("f", willContinue=True, partialArgs=[{"jsonPath": "$.a", "numberValue": 1}])
+    data = sse(chunk(cand(opening)), chunk(cand(fc(partialArgs=[{"jsonPath": "$.b", "boolValue": True}]),
+                                                finish="STOP")))
+    result, _ = check(ROUTE, data)
+    assert calls(result) == [("f", "valid", {"a": 1, "b": True}, True)]
+
+
+def test_a_malformed_argument_in_the_closing_part_leaves_the_call_streaming() -> None:
+    data = sse(chunk(cand(fc("f", willContinue=True))), chunk(cand(fc(partialArgs=[5]), finish="STOP")))
+    result, _ = check(ROUTE, data)
+    assert (result.outcome.value, result.stage) == ("protocol_error", "envelope")
+    assert calls(result) == [("f", "streaming", None, False)]
+
+
+def test_a_call_past_the_tool_call_ceiling_is_buffer_limit_and_opens_nothing() -> None:
+    for second in (fc("g", args={"b": 2}), fc("g", willContinue=True)):
+        data = sse(chunk(cand(fc("f", args={"a": 1}))), chunk(cand(second, finish="STOP")))
+        result, _ = check(ROUTE, data, limits=Limits(max_tool_calls=1))
+        assert (result.outcome.value, result.stage) == ("buffer_limit", "tool_calls")
+        assert calls(result) == [("f", "valid", {"a": 1}, False)]
+        assert parts_of(result) == [{"functionCall": {"name": "f", "args": {"a": 1}}}]

@@ -523,9 +523,7 @@ class GeminiAccumulator(RouteAccumulator):
         call = st.streaming
         assert call is not None
         st.streaming = None
-        if self._run is call:
-            self.flush()
-        arguments, _ = assemble(st.paths)
+        arguments, _ = assemble(st.paths)  # both closings below flush the call's pending input delta first
         st.paths = {}
         if arguments is None:
             self._close_call(call, validate=False)
