@@ -363,3 +363,10 @@ def test_a_call_past_the_tool_call_ceiling_is_buffer_limit_and_opens_nothing() -
         assert (result.outcome.value, result.stage) == ("buffer_limit", "tool_calls")
         assert calls(result) == [("f", "valid", {"a": 1}, False)]
         assert parts_of(result) == [{"functionCall": {"name": "f", "args": {"a": 1}}}]
+
+
+def test_a_later_spelling_of_the_same_array_element_replaces_its_value() -> None:
+    pieces = [{"jsonPath": "$.a[0]", "numberValue": 1}, {"jsonPath": "$['a'][0]", "numberValue": 2}]
+    data = sse(chunk(cand(fc("f", willContinue=True))), chunk(cand(fc(partialArgs=pieces), finish="STOP")))
+    result, _ = check(ROUTE, data)
+    assert calls(result) == [("f", "valid", {"a": [2]}, True)]
