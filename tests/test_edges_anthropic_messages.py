@@ -285,3 +285,14 @@ def test_the_stop_reason_is_charged_once_by_its_length_though_two_events_carry_i
         return session.retained_chars
 
     assert retained("r" * 101) - retained("r") == 100
+
+
+def test_a_stop_reason_that_passes_the_retained_ceiling_is_not_taken_and_the_message_never_ends() -> None:
+    body = [*text(0, "a")]
+    head = sse(*((e["type"], e) for e in [START, *body]))
+    session = replay(ROUTE, [head])
+    data = message(*body)
+    limits = Limits(max_retained_chars=session.retained_chars + len("end_turn") - 1)
+    result, _ = check(ROUTE, data, limits=limits)
+    assert (result.outcome.value, result.stage, result.stop_reason) == ("buffer_limit", "retained", None)
+    assert result.telemetry.terminal_condition_seen is False

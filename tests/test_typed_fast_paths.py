@@ -96,6 +96,8 @@ PROBES: list[tuple[str | None, str]] = [
     ("content_block_delta", text(0, "x", ',"text":"y"}}')),
     ("content_block_delta", text(0, "x", "}x")),
     ("content_block_delta", text(0, "x", "x}")),
+    ("content_block_delta", text(0, "x", "x}}")),
+    ("content_block_delta", text(0, "x", "}}}")),
     ("content_block_delta", text(0, "x", "},\"index\":1}")),
     ("content_block_delta", text("00", "x")),
     ("content_block_delta", text("01", "x")),
