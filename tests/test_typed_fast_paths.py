@@ -369,6 +369,7 @@ TAKEN = [
     (ROUTE, ("content_block_delta", partial(1, '{\\"b\\": ')), _stream),
     (ROUTE, ("content_block_delta", partial(4, "")), _stream),
     (ROUTE, ("content_block_delta", thinking(2, "hmm")), _stream),
+    (ROUTE, ("content_block_delta", text(0, "padded", "} \t\r}\t ")), _stream),
     (RESPONSES, ("response.output_text.delta", r_text(7, 0, "Hello")), _r_stream),
     (RESPONSES, (None, r_text(7, 0, "unnamed")), _r_stream),
     (RESPONSES, ("response.function_call_arguments.delta", r_args(7, 1, '{\\"b\\": ')), _r_stream),
