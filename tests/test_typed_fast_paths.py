@@ -369,7 +369,7 @@ TAKEN = [
     (ROUTE, ("content_block_delta", partial(1, '{\\"b\\": ')), _stream),
     (ROUTE, ("content_block_delta", partial(4, "")), _stream),
     (ROUTE, ("content_block_delta", thinking(2, "hmm")), _stream),
-    (ROUTE, ("content_block_delta", text(0, "padded", "} \t\r}\t ")), _stream),
+    (ROUTE, ("content_block_delta", text(0, "padded", "}  \t}\t ")), _stream),
     (RESPONSES, ("response.output_text.delta", r_text(7, 0, "Hello")), _r_stream),
     (RESPONSES, (None, r_text(7, 0, "unnamed")), _r_stream),
     (RESPONSES, ("response.function_call_arguments.delta", r_args(7, 1, '{\\"b\\": ')), _r_stream),
@@ -388,6 +388,7 @@ def test_the_deltas_the_api_sends_never_reach_the_general_envelope_step(
         envelope(self, event)
 
     monkeypatch.setattr(RouteAccumulator, "handle", counted)
+    assert "\r" not in probe[1] and "\n" not in probe[1]  # one data line: the event's data is the probe
     data = build(probe)
     view = assert_chunking_invariant(lambda chunks: comparable(route, chunks), data, random_count=6,
                                      every_split_max=0)
