@@ -18,7 +18,8 @@ Options: ``--module`` (repeatable; a path or a bare name such as ``_sse``; any m
 package works, mapped or not), ``--tests`` (test files for the given module(s), instead of
 :data:`MODULE_TESTS`; required for a module the map does not know), ``--max-mutants N`` with
 ``--seed S`` (a reproducible random sample per module: the same N, seed and source give the same
-mutants), ``--jobs 1|2`` (parallel mutants; at most 2, the machine is shared), ``--timeout S`` (per
+mutants), ``--line N`` (repeatable: only the mutants on these lines, e.g. to confirm that a new test
+kills a survivor), ``--jobs 1|2`` (parallel mutants; at most 2, the machine is shared), ``--timeout S`` (per
 mutant; default four times the unmutated run, at least 30 s), ``--fail-under PCT`` (exit 1 if a
 module's score is lower), ``--json FILE`` (every verdict, for scripts), ``--equivalents FILE``
 (repeatable: more tables of equivalent mutants, read with the shared one, so a team can keep the
@@ -89,20 +90,44 @@ MODULE_TESTS: dict[str, list[str]] = {
     "webclient/_json.py": ["tests/test_json.py", "tests/test_route_json_depth.py", "tests/test_prebuilt_codecs.py"],
     "webclient/_regex.py": ["tests/test_regex.py", "tests/test_schema.py"],
     "webclient/_schema.py": ["tests/test_schema.py"],
-    # First guesses for the modules other engineers own; refine them with their tests.
-    "webclient/_session.py": ["tests/test_session_lifecycle.py", "tests/test_session_eof.py",
-                              "tests/test_telemetry.py", "tests/test_deadlines.py", "tests/test_route_contracts.py"],
-    "webclient/_toolcalls.py": ["tests/test_route_openai_chat.py", "tests/test_route_anthropic_messages.py",
-                                "tests/test_route_openai_responses.py", "tests/test_route_gemini.py"],
-    "webclient/_routes/openai_chat.py": ["tests/test_route_openai_chat.py", "tests/test_vocab_openai_chat.py",
-                                         "tests/test_next_turn.py", "tests/test_route_contracts.py"],
-    "webclient/_routes/openai_responses.py": ["tests/test_route_openai_responses.py",
-                                              "tests/test_vocab_openai_responses.py", "tests/test_next_turn.py",
-                                              "tests/test_resume.py", "tests/test_route_contracts.py"],
-    "webclient/_routes/anthropic_messages.py": ["tests/test_route_anthropic_messages.py",
-                                                "tests/test_vocab_anthropic_messages.py", "tests/test_next_turn.py",
+    # Per route: its edge tests first (fast and specific), then its route and vocabulary tests, then what
+    # every route shares (edges across routes, values, the retained ceiling, next turn, the contracts).
+    "webclient/_session.py": ["tests/test_edges_session.py", "tests/test_session_lifecycle.py",
+                              "tests/test_telemetry.py", "tests/test_deadlines.py", "tests/test_terminal_grace.py",
+                              "tests/test_route_contracts.py", "tests/test_edges_resume.py", "tests/test_resume.py",
+                              "tests/test_retained.py", "tests/test_values.py", "tests/test_session_eof.py"],
+    "webclient/_toolcalls.py": ["tests/test_edges_toolcalls.py", "tests/test_route_openai_chat.py",
+                                "tests/test_route_anthropic_messages.py", "tests/test_route_openai_responses.py",
+                                "tests/test_route_gemini.py", "tests/test_edges_openai_chat.py",
+                                "tests/test_edges_routes.py", "tests/test_values.py", "tests/test_retained.py"],
+    "webclient/_resume.py": ["tests/test_resume.py", "tests/test_edges_resume.py", "tests/test_replay_resume.py",
+                             "tests/test_retry.py", "tests/test_typed_fast_paths.py"],
+    "webclient/_routes/_base.py": ["tests/test_edges_routes.py", "tests/test_route_openai_chat.py",
+                                   "tests/test_route_openai_responses.py", "tests/test_route_anthropic_messages.py",
+                                   "tests/test_route_gemini.py", "tests/test_edges_openai_chat.py",
+                                   "tests/test_edges_openai_responses.py", "tests/test_edges_anthropic_messages.py",
+                                   "tests/test_edges_gemini.py", "tests/test_route_json_depth.py",
+                                   "tests/test_values.py", "tests/test_retained.py", "tests/test_next_turn.py",
+                                   "tests/test_route_contracts.py"],
+    "webclient/_routes/openai_chat.py": ["tests/test_edges_openai_chat.py", "tests/test_route_openai_chat.py",
+                                         "tests/test_vocab_openai_chat.py", "tests/test_edges_routes.py",
+                                         "tests/test_values.py", "tests/test_retained.py", "tests/test_next_turn.py",
+                                         "tests/test_route_contracts.py"],
+    "webclient/_routes/openai_responses.py": ["tests/test_edges_openai_responses.py",
+                                              "tests/test_route_openai_responses.py",
+                                              "tests/test_vocab_openai_responses.py", "tests/test_edges_routes.py",
+                                              "tests/test_typed_fast_paths.py", "tests/test_resume.py",
+                                              "tests/test_values.py", "tests/test_retained.py",
+                                              "tests/test_next_turn.py", "tests/test_route_contracts.py"],
+    "webclient/_routes/anthropic_messages.py": ["tests/test_edges_anthropic_messages.py",
+                                                "tests/test_route_anthropic_messages.py",
+                                                "tests/test_vocab_anthropic_messages.py", "tests/test_edges_routes.py",
+                                                "tests/test_typed_fast_paths.py", "tests/test_values.py",
+                                                "tests/test_retained.py", "tests/test_next_turn.py",
                                                 "tests/test_route_contracts.py"],
-    "webclient/_routes/gemini.py": ["tests/test_route_gemini.py", "tests/test_vocab_gemini.py",
+    "webclient/_routes/gemini.py": ["tests/test_edges_gemini.py", "tests/test_route_gemini.py",
+                                    "tests/test_vocab_gemini.py", "tests/test_gemini_paths.py",
+                                    "tests/test_edges_routes.py", "tests/test_values.py", "tests/test_retained.py",
                                     "tests/test_next_turn.py", "tests/test_route_contracts.py"],
 }
 
@@ -394,6 +419,8 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=0, help="seed of the sample (default 0)")
     ap.add_argument("--jobs", type=int, default=2, choices=range(1, MAX_JOBS + 1), help="parallel runs (1 or 2)")
     ap.add_argument("--timeout", type=float, help="seconds per mutant (default: 4x the unmutated run, >= 30)")
+    ap.add_argument("--line", type=int, action="append",
+                    help="only the mutants on this source line (repeatable; to confirm a new test kills them)")
     ap.add_argument("--list", action="store_true", help="list the mutants and stop")
     ap.add_argument("--fail-under", type=float, help="exit 1 if a module scores below this percentage")
     ap.add_argument("--json", type=Path, help="write every verdict to this file")
@@ -409,6 +436,8 @@ def main() -> int:
         if not tests:
             raise SystemExit(f"no tests mapped for {module}: pass --tests")
         candidates = mutants_of(module)
+        if args.line:
+            candidates = [m for m in candidates if m.line in args.line]
         chosen = candidates
         if args.max_mutants is not None and args.max_mutants < len(candidates):
             chosen = sorted(random.Random(args.seed).sample(candidates, args.max_mutants), key=candidates.index)

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.route_fixtures import check, outcome_of, sse
+from tests.route_fixtures import check, outcome_of, replay, sse
 from webclient import Limits
 
 ROUTE = "anthropic-messages"
@@ -262,3 +262,37 @@ def test_server_tool_input_has_the_tool_input_ceiling() -> None:
 def test_server_tool_input_that_is_not_a_json_object_is_payload_error(fragment: str, stage: str) -> None:
     data = message(start(0, SERVER), delta(0, type="input_json_delta", partial_json=fragment), stop(0))
     assert outcome_of(ROUTE, data) == ("payload_error", stage)
+
+
+def test_the_result_s_one_choice_has_index_zero_and_holds_every_block_s_text() -> None:
+    data = message(*text(1, "b"), start(0, THINKING), delta(0, type="thinking_delta", thinking="t"), stop(0),
+                   *text(2, "c"))
+    result, _ = check(ROUTE, data)
+    assert [(c.index, c.text, c.reasoning) for c in result.choices] == [(0, "bc", "t")]
+
+
+def test_a_tool_block_stopped_twice_is_closed_block_and_its_call_stays_as_validated() -> None:
+    data = message(start(0, TOOL), delta(0, type="input_json_delta", partial_json='{"city": "Oslo"}'), stop(0), stop(0))
+    result, _ = check(ROUTE, data)
+    assert (result.outcome.value, result.stage) == ("protocol_error", "closed_block")
+    assert [(c.state, c.arguments, c.ready) for c in result.tool_calls] == [("valid", {"city": "Oslo"}, False)]
+
+
+def test_the_stop_reason_is_charged_once_by_its_length_though_two_events_carry_it() -> None:
+    def retained(reason: str) -> int:
+        session = replay(ROUTE, [message(*text(0, "a"), reason=reason)], accepted_stop_reasons={reason})
+        assert session.result is not None and session.result.outcome.value == "complete"
+        return session.retained_chars
+
+    assert retained("r" * 101) - retained("r") == 100
+
+
+def test_a_stop_reason_that_passes_the_retained_ceiling_is_not_taken_and_the_message_never_ends() -> None:
+    body = [*text(0, "a")]
+    head = sse(*((e["type"], e) for e in [START, *body]))
+    session = replay(ROUTE, [head])
+    data = message(*body)
+    limits = Limits(max_retained_chars=session.retained_chars + len("end_turn") - 1)
+    result, _ = check(ROUTE, data, limits=limits)
+    assert (result.outcome.value, result.stage, result.stop_reason) == ("buffer_limit", "retained", None)
+    assert result.telemetry.terminal_condition_seen is False

@@ -271,3 +271,102 @@ def test_a_streamed_call_whose_last_part_carries_arguments_closes_with_them() ->
     data = sse(chunk(cand(fc("f", willContinue=True))), chunk(cand(fc(partialArgs=[piece]), finish="STOP")))
     result, _ = check(ROUTE, data)
     assert (result.outcome.value, calls(result)) == ("complete", [("f", "valid", {"city": "Oslo"}, True)])
+
+
+# -- found by the sampled mutation runs of 2026-12-03 ------------------------------------------------
+
+def test_a_model_version_or_response_id_arriving_after_the_other_is_still_recorded() -> None:
+    for first, later in (({"responseId": "r-1"}, {"modelVersion": "m-1"}),
+                         ({"modelVersion": "m-1"}, {"responseId": "r-1"})):
+        data = sse({"candidates": [cand({"text": "a"})], **first},
+                   {"candidates": [cand({"text": "b"}, finish="STOP")], **later})
+        result, _ = check(ROUTE, data)
+        assert (result.response_id, result.model) == ("r-1", "m-1")
+
+
+def test_a_blocked_prompt_whose_reason_the_caller_accepts_commits_without_any_candidate() -> None:
+    result, _ = check(ROUTE, sse({"promptFeedback": {"blockReason": "SAFETY"}}), accepted_stop_reasons={"SAFETY"})
+    assert (result.outcome.value, result.stop_reason, result.text) == ("complete", "SAFETY", "")
+
+
+def test_a_filtered_candidate_repeated_with_a_stop_that_commits_stays_filtered() -> None:
+    data = sse(chunk(cand({"text": "a"}, finish="SAFETY", index=0), cand({"text": "b"}, index=1)),
+               chunk(cand(finish="STOP", index=0), cand(finish="STOP", index=1)))
+    result, _ = check(ROUTE, data)
+    assert (result.outcome.value, result.stop_reason) == ("truncated", "SAFETY")
+    assert [c.stop_reason for c in result.choices] == ["SAFETY", "STOP"]
+
+
+@pytest.mark.parametrize("field", [{"citationMetadata": "x"}, {"groundingMetadata": "x"}, {"urlContextMetadata": [1]}],
+                         ids=["citations", "grounding", "url-context"])
+def test_malformed_metadata_takes_nothing_of_its_own_candidate_after_it(field: dict[str, Any]) -> None:
+    result, _ = check(ROUTE, sse(chunk(cand({"text": "a"}, finish="STOP", **field))))
+    assert (result.outcome.value, result.stage, result.text) == ("protocol_error", "envelope", "a")
+    assert result.choices[0].stop_reason is None
+
+
+def test_a_part_with_text_and_a_field_nobody_documents_is_kept_whole_and_its_text_is_not_taken() -> None:
+    part = {"text": "x", "videoMetadata": {"fps": 1}}
+    data = sse(chunk(cand({"text": "a"}, part, {"text": "b"}, finish="STOP")))
+    result, _ = check(ROUTE, data)
+    assert (result.outcome.value, result.stage, result.text) == ("protocol_error", "unknown_type", "a")
+    result, _ = check(ROUTE, data, keep_unknown_items=True)
+    assert (result.outcome.value, result.text, result.items) == ("complete", "ab", (part,))
+    assert parts_of(result) == [{"text": "a"}, part, {"text": "b"}]
+
+
+def test_a_text_part_past_the_text_ceiling_adds_no_part_to_the_message() -> None:
+    data = sse(chunk(cand({"text": "t", "thought": True})), chunk(cand({"text": "abcd"}, finish="STOP")))
+    result, _ = check(ROUTE, data, limits=Limits(max_text_chars=3))
+    assert (result.outcome.value, result.stage, result.text) == ("buffer_limit", "text", "")
+    assert parts_of(result) == [{"text": "t", "thought": True}]
+
+
+def test_a_streamed_call_is_validated_at_its_closing_part_even_when_the_stream_is_cut_before_the_finish() -> None:
+    piece = {"jsonPath": "$.city", "stringValue": "Oslo"}
+    for closing in (fc(partialArgs=[piece]), fc()):
+        head = [chunk(cand(fc("f", willContinue=True)))]
+        if closing == fc():
+            head.append(chunk(cand(fc(partialArgs=[piece], willContinue=True))))
+        result, _ = check(ROUTE, sse(*head, chunk(cand(closing))))
+        assert (result.outcome.value, result.stage) == ("truncated", "eof")
+        assert calls(result) == [("f", "valid", {"city": "Oslo"}, False)]
+
+
+def test_two_paths_under_one_array_element_fill_the_same_object() -> None:
+    pieces = [{"jsonPath": "$.stops[0].city", "stringValue": "Oslo"}, {"jsonPath": "$.stops[0].days", "numberValue": 2},
+              {"jsonPath": "$.stops[1].city", "stringValue": "Bergen"}]
+    data = sse(chunk(cand(fc("f", willContinue=True))), chunk(cand(fc(partialArgs=pieces), finish="STOP")))
+    result, _ = check(ROUTE, data)
+    assert calls(result) == [("f", "valid", {"stops": [{"city": "Oslo", "days": 2}, {"city": "Bergen"}]}, True)]
+
+
+def test_arguments_in_the_part_that_opens_a_streamed_call_are_kept() -> None:
+    opening = fc("f", willContinue=True, partialArgs=[{"jsonPath": "$.a", "numberValue": 1}])
+    data = sse(chunk(cand(opening)), chunk(cand(fc(partialArgs=[{"jsonPath": "$.b", "boolValue": True}]),
+                                                finish="STOP")))
+    result, _ = check(ROUTE, data)
+    assert calls(result) == [("f", "valid", {"a": 1, "b": True}, True)]
+
+
+def test_a_malformed_argument_in_the_closing_part_leaves_the_call_streaming() -> None:
+    data = sse(chunk(cand(fc("f", willContinue=True))), chunk(cand(fc(partialArgs=[5]), finish="STOP")))
+    result, _ = check(ROUTE, data)
+    assert (result.outcome.value, result.stage) == ("protocol_error", "envelope")
+    assert calls(result) == [("f", "streaming", None, False)]
+
+
+def test_a_call_past_the_tool_call_ceiling_is_buffer_limit_and_opens_nothing() -> None:
+    for second in (fc("g", args={"b": 2}), fc("g", willContinue=True)):
+        data = sse(chunk(cand(fc("f", args={"a": 1}))), chunk(cand(second, finish="STOP")))
+        result, _ = check(ROUTE, data, limits=Limits(max_tool_calls=1))
+        assert (result.outcome.value, result.stage) == ("buffer_limit", "tool_calls")
+        assert calls(result) == [("f", "valid", {"a": 1}, False)]
+        assert parts_of(result) == [{"functionCall": {"name": "f", "args": {"a": 1}}}]
+
+
+def test_a_later_spelling_of_the_same_array_element_replaces_its_value() -> None:
+    pieces = [{"jsonPath": "$.a[0]", "numberValue": 1}, {"jsonPath": "$['a'][0]", "numberValue": 2}]
+    data = sse(chunk(cand(fc("f", willContinue=True))), chunk(cand(fc(partialArgs=pieces), finish="STOP")))
+    result, _ = check(ROUTE, data)
+    assert calls(result) == [("f", "valid", {"a": [2]}, True)]

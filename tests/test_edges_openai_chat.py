@@ -14,6 +14,7 @@ import pytest
 
 from tests.route_fixtures import check, outcome_of, sse
 from webclient import Limits, StreamSession, ToolInputDelta
+from webclient._limits import ENTRY_CHARS
 
 ROUTE = "openai-chat"
 DONE = "[DONE]"
@@ -259,3 +260,64 @@ def test_the_legacy_call_past_the_call_ceiling_is_buffer_limit() -> None:
                chunk(ch(finish="tool_calls")), DONE)
     assert outcome_of(ROUTE, data, limits=Limits(max_tool_calls=1)) == ("buffer_limit", "tool_calls")
     assert outcome_of(ROUTE, data, limits=Limits(max_tool_calls=2)) == ("complete", None)
+
+
+# -- the retained ceiling at each entry a fragment adds ----------------------------------------------
+
+def retained_after(data: bytes) -> int:
+    """The retained-size account after ``data`` (whole), for a ceiling that trips at the next charge."""
+    session = StreamSession(ROUTE)
+    session.open(200, "text/event-stream")
+    session.feed(data)
+    assert not session.done
+    return session.retained_chars
+
+
+def tripped_call(head: bytes, fragment: dict[str, Any], charge: int) -> tuple[Any, ...]:
+    """Replay ``head`` then ``fragment``'s chunk with a ceiling that lets ``charge`` more characters
+    in and no more; the result's ``(outcome, stage)`` and ``(name, input_text)`` of each call."""
+    data = head + sse(chunk(ch(tool_calls=[fragment])), chunk(ch(finish="tool_calls")), DONE)
+    limits = Limits(max_retained_chars=retained_after(head) + charge)
+    result, _ = check(ROUTE, data, limits=limits)
+    return (result.outcome.value, result.stage), [(c.name, c.input_text) for c in result.tool_calls]
+
+
+HEAD = sse(chunk(ch(role="assistant", content="a")))
+
+
+def test_a_call_opened_by_id_whose_id_entry_passes_the_retained_ceiling_takes_none_of_its_arguments() -> None:
+    # Charges: the call (an entry, its id and name), then its id entry; the arguments would come last.
+    fragment = {"id": "c", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+    opened = ENTRY_CHARS + len("c") + len("f")
+    assert tripped_call(HEAD, fragment, opened + ENTRY_CHARS - 1) == (("buffer_limit", "retained"), [("f", "")])
+    assert tripped_call(HEAD, fragment, opened + ENTRY_CHARS + 1) == (("buffer_limit", "retained"), [("f", "")])
+    assert tripped_call(HEAD, fragment, opened + ENTRY_CHARS + 2)[1] == [("f", "{}")]
+
+
+def test_a_call_opened_by_index_whose_index_entry_passes_the_retained_ceiling_takes_none_of_its_arguments() -> None:
+    fragment = {"index": 0, "type": "function", "function": {"name": "f", "arguments": "{}"}}
+    opened = ENTRY_CHARS + len("f")
+    assert tripped_call(HEAD, fragment, opened + ENTRY_CHARS - 1) == (("buffer_limit", "retained"), [("f", "")])
+    assert tripped_call(HEAD, fragment, opened + ENTRY_CHARS + 2)[1] == [("f", "{}")]
+
+
+def test_a_late_name_that_passes_the_retained_ceiling_is_not_taken_and_neither_are_its_arguments() -> None:
+    head = HEAD + sse(chunk(ch(tool_calls=[fn(0, "c", args='{"a":')])))
+    assert tripped_call(head, fn(0, name="f", args="1}"), 0) == (("buffer_limit", "retained"), [(None, '{"a":')])
+    assert tripped_call(head, fn(0, name="f", args="1}"), 1) == (("buffer_limit", "retained"), [("f", '{"a":')])
+
+
+def test_an_id_given_late_to_a_call_that_passes_the_retained_ceiling_is_not_taken_nor_its_arguments() -> None:
+    head = HEAD + sse(chunk(ch(tool_calls=[fn(0, name="f", args='{"a":')])))
+    late = fn(0, "c", args="1}")
+    assert tripped_call(head, late, ENTRY_CHARS + len("c") - 1) == (("buffer_limit", "retained"), [("f", '{"a":')])
+    assert tripped_call(head, late, ENTRY_CHARS + len("c") + len("1}"))[1] == [("f", '{"a":1}')]
+
+
+def test_a_chunk_with_logprobs_and_a_finish_reason_takes_both() -> None:
+    entry = {"token": "a", "logprob": -0.1, "top_logprobs": []}
+    data = sse(chunk({**ch(content="a"), "logprobs": {"content": [entry]}}),
+               chunk({**ch(finish="stop"), "logprobs": {"content": [entry], "refusal": None}}), DONE)
+    result, _ = check(ROUTE, data)
+    assert (result.outcome.value, result.stop_reason, result.logprobs) == (
+        "complete", "stop", {"content": [entry, entry], "refusal": []})

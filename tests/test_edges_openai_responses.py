@@ -338,3 +338,45 @@ def test_deltas_still_pending_when_their_message_closes_are_announced_whole_unde
     result, updates = check(ROUTE, data)
     assert (result.outcome.value, result.text) == ("complete", "abc")
     assert updates == [{"kind": "text_delta", "channel": "text", "index": 0, "text": "abc"}]
+
+
+# -- found by the sampled mutation runs of 2026-12-03 ------------------------------------------------
+
+def test_a_call_item_closed_past_the_item_ceiling_is_neither_closed_nor_validated() -> None:
+    first = added(**function(arguments=""))
+    args = ev("response.function_call_arguments.delta", output_index=0, delta='{"a": 1}')
+    last = done(**function(arguments='{"a": 1}', note="x" * 400))
+    result, _ = check(ROUTE, stream(first, args, last), limits=Limits(max_item_chars=300))
+    assert (result.outcome.value, result.stage) == ("buffer_limit", "items")
+    assert calls(result) == [("call_1", "weather", "streaming", False, None)]
+
+
+def test_the_result_s_one_choice_has_index_zero() -> None:
+    result, _ = check(ROUTE, stream(*message_item(0, "a")))
+    assert [(c.index, c.text) for c in result.choices] == [(0, "a")]
+
+
+#: Events that only name their item (the route checks the item and takes nothing else), written out here so
+#: that a name dropped from the route's table is noticed.
+ITEM_EVENTS = (
+    "response.shell_call_command.added", "response.shell_call_command.done", "response.content_part.done",
+    "response.output_text.done", "response.refusal.done", "response.reasoning_text.done",
+    "response.reasoning_summary_part.done", "response.reasoning_summary_text.done",
+    "response.content_part.added", "response.reasoning_summary_part.added", "response.output_text.annotation.added",
+)
+
+
+@pytest.mark.parametrize("kind", ITEM_EVENTS)
+def test_an_event_naming_an_item_never_added_or_already_closed_is_refused(kind: str) -> None:
+    event = ev(kind, output_index=7, item_id="nope", part={"type": "output_text", "text": ""})
+    assert outcome_of(ROUTE, stream(*message_item(0, "a"), event)) == ("protocol_error", "unknown_block")
+    event = ev(kind, output_index=0, item_id="it_0", part={"type": "output_text", "text": ""})
+    assert outcome_of(ROUTE, stream(*message_item(0, "a"), event)) == ("protocol_error", "closed_block")
+
+
+@pytest.mark.parametrize("limits", [Limits(max_blocks=1), Limits(max_item_chars=400)], ids=["blocks", "items"])
+def test_an_item_past_a_ceiling_is_not_added_and_opens_no_call(limits: Limits) -> None:
+    data = stream(*call_item(0, "{}", done="{}"), *call_item(1, "{}", done="{}"))
+    result, _ = check(ROUTE, data, limits=limits)
+    assert (result.outcome.value, result.stage) == ("buffer_limit", "blocks" if limits.max_blocks == 1 else "items")
+    assert [c.id for c in result.tool_calls] == ["call_0"]

@@ -13,7 +13,7 @@ import pytest
 
 from tests.resume_streams import USAGE, cut_inside, from_event, last_number_before, numbered, run_chain
 from tests.route_fixtures import RESPONSES
-from webclient import Outcome, ResumePoint, ResumePolicy, StreamSession, plan_resume
+from webclient import Outcome, ResumePoint, ResumePolicy, StreamSession, UsageError, plan_resume
 from webclient._resume import RequestSpec, ResumePlan, is_resumable
 from webclient._routes import ROUTES
 
@@ -86,3 +86,9 @@ def test_resume_values_cannot_be_changed_and_hold_no_instance_dict() -> None:
         with pytest.raises(dataclasses.FrozenInstanceError):
             setattr(value, field, getattr(value, field))
         assert not hasattr(value, "__dict__"), type(value).__name__
+
+
+@pytest.mark.parametrize("field", ["delay", "max_delay"])
+def test_a_bad_delay_is_a_caller_bug_that_names_its_field(field: str) -> None:
+    with pytest.raises(UsageError, match=f"^{field} must be a finite number of seconds >= 0$"):
+        ResumePolicy(max_resumes=1, **{field: -1.0})  # type: ignore[arg-type]

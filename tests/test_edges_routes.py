@@ -288,3 +288,25 @@ def test_a_contract_cannot_be_changed_after_it_is_made() -> None:
 
     with pytest.raises(dataclasses.FrozenInstanceError):
         ROUTES[CHAT].contract.name = "x"  # type: ignore[misc]
+
+
+def test_an_error_event_holding_a_chunk_takes_nothing_of_it() -> None:
+    chunk = chat(ch(content="x", finish="stop"))
+    result, _ = check(CHAT, sse(("error", chunk), "[DONE]"))
+    assert (result.outcome.value, result.stage, result.text, result.stop_reason) == (
+        "upstream_error", "error_event", "", None)
+
+
+def test_calls_opened_without_a_type_are_function_calls() -> None:
+    anthropic = sse(*((e["type"], e) for e in (
+        {"type": "message_start", "message": {"id": "m", "model": "c", "usage": {}}},
+        {"type": "content_block_start", "index": 0, "content_block": {"type": "tool_use", "id": "t", "name": "f",
+                                                                       "input": {"a": 1}}},
+        {"type": "content_block_stop", "index": 0},
+        {"type": "message_delta", "delta": {"stop_reason": "tool_use"}}, {"type": "message_stop"})))
+    gemini = sse({"candidates": [{"content": {"parts": [{"functionCall": {"name": "f", "args": {"a": 1}}}]},
+                                  "finishReason": "STOP", "index": 0}]})
+    legacy = sse(chat(ch(function_call={"name": "f", "arguments": "{}"})), chat(ch(finish="function_call")), "[DONE]")
+    for route, data in ((ANTHROPIC, anthropic), (GEMINI, gemini), (CHAT, legacy)):
+        result, _ = check(route, data)
+        assert [(c.name, c.kind, c.state) for c in result.tool_calls] == [("f", "function", "valid")], route

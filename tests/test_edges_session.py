@@ -137,3 +137,16 @@ def test_a_stream_with_carriage_return_line_endings_completes_under_every_chunki
         return result.outcome.value, result.stage, result.text, session.events_seen
 
     assert assert_chunking_invariant(run, data) == ("complete", None, "hé", 3)
+
+
+def test_a_retry_field_after_the_last_event_leaves_that_event_s_id_as_the_last_event_id() -> None:
+    data = (b'id: 1\ndata: {"choices": []}\n\nid: 2\ndata: {"choices": []}\n\nretry: 5\n\n'
+            b'data: {"choices": []}\n\nretry: 7\n\n')
+
+    def run(chunks: list[bytes]) -> tuple[str, int | None, bool]:
+        session = opened()
+        for chunk in chunks:
+            session.feed(chunk)
+        return session.last_event_id, session.reconnect_ms, session.done
+
+    assert assert_chunking_invariant(run, data) == ("2", 7, False)

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from tests.route_fixtures import check, sse
+from webclient import StreamSession, UsageError
 from webclient._toolcalls import Fragments, ToolRegistry, parse_tool_input
 
 pytestmark = pytest.mark.usefixtures("no_safety_net")
@@ -90,3 +91,11 @@ def test_joined_fragments_are_kept_as_one_so_a_later_join_copies_nothing() -> No
     assert text == "abc" and buf.parts == ["abc"]
     assert buf.joined() is text  # the cached fragment itself, not a new join
     assert Fragments().joined() == ""
+
+
+@pytest.mark.parametrize("name", ["", 5, None], ids=["empty", "int", "none"])
+def test_a_tool_name_that_is_not_a_non_empty_string_is_a_caller_bug(name: Any) -> None:
+    with pytest.raises(UsageError, match="non-empty strings"):
+        ToolRegistry({name: {"type": "object"}})
+    with pytest.raises(UsageError):
+        StreamSession("openai-chat", tools={name: {"type": "object"}})

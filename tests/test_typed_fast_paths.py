@@ -11,13 +11,15 @@ from __future__ import annotations
 
 import json
 import re
+from typing import Any
 
 import pytest
 
 from tests.helpers import assert_chunking_invariant
 from tests.route_fixtures import comparable, sse
 from webclient import Limits, Outcome, StreamSession
-from webclient._routes import anthropic_messages, openai_responses
+from webclient._events import SSEEvent
+from webclient._routes import RouteAccumulator, anthropic_messages, openai_responses
 
 ROUTE = "anthropic-messages"
 NEVER = re.compile(r"(?!)")
@@ -91,6 +93,11 @@ PROBES: list[tuple[str | None, str]] = [
     ("content_block_delta", text(0, "x", "}  }  }")),
     ("content_block_delta", text(0, "x", "}}\n")),
     ("content_block_delta", text(0, "x", ',"extra":1}}')),
+    ("content_block_delta", text(0, "x", ',"text":"y"}}')),
+    ("content_block_delta", text(0, "x", "}x")),
+    ("content_block_delta", text(0, "x", "x}")),
+    ("content_block_delta", text(0, "x", "x}}")),
+    ("content_block_delta", text(0, "x", "}}}")),
     ("content_block_delta", text(0, "x", "},\"index\":1}")),
     ("content_block_delta", text("00", "x")),
     ("content_block_delta", text("01", "x")),
@@ -351,3 +358,41 @@ def test_arguments_after_their_done_event_end_the_same(monkeypatch: pytest.Monke
                    arguments="")
     data = _r_stream(("response.function_call_arguments.delta", r_args(8, 1, "late")), [*R_OPEN, done], [])
     assert _both(data, monkeypatch, RESPONSES)[0]["stage"] == "closed_block"  # type: ignore[index]
+
+
+# -- which deltas the fast paths take ------------------------------------------------------------------
+
+#: (route, probe, stream builder): deltas in the layout each API sends, to a block / item that takes them.
+TAKEN = [
+    (ROUTE, ("content_block_delta", text(0, "Hello")), _stream),
+    (ROUTE, (None, text(0, "unnamed")), _stream),
+    (ROUTE, ("content_block_delta", partial(1, '{\\"b\\": ')), _stream),
+    (ROUTE, ("content_block_delta", partial(4, "")), _stream),
+    (ROUTE, ("content_block_delta", thinking(2, "hmm")), _stream),
+    (ROUTE, ("content_block_delta", text(0, "padded", "}  \t}\t ")), _stream),
+    (RESPONSES, ("response.output_text.delta", r_text(7, 0, "Hello")), _r_stream),
+    (RESPONSES, (None, r_text(7, 0, "unnamed")), _r_stream),
+    (RESPONSES, ("response.function_call_arguments.delta", r_args(7, 1, '{\\"b\\": ')), _r_stream),
+    (RESPONSES, ("response.function_call_arguments.delta", r_args(7, 1, "")), _r_stream),
+]
+
+
+@pytest.mark.parametrize(("route", "probe", "build"), TAKEN, ids=range(len(TAKEN)))
+def test_the_deltas_the_api_sends_never_reach_the_general_envelope_step(
+        route: str, probe: tuple[str | None, str], build: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    general: list[str] = []
+    envelope = RouteAccumulator.handle
+
+    def counted(self: RouteAccumulator, event: SSEEvent) -> None:
+        general.append(event.data)
+        envelope(self, event)
+
+    monkeypatch.setattr(RouteAccumulator, "handle", counted)
+    assert "\r" not in probe[1] and "\n" not in probe[1]  # one data line: the event's data is the probe
+    data = build(probe)
+    view = assert_chunking_invariant(lambda chunks: comparable(route, chunks), data, random_count=6,
+                                     every_split_max=0)
+    assert probe[1] not in general  # taken by the fast path, under every chunking ...
+    assert general  # ... while every other event of the stream went through the general step
+    monkeypatch.setattr(RouteAccumulator, "handle", envelope)
+    assert comparable(route, [data]) == view  # and the same result as without the count

@@ -252,7 +252,8 @@ def plan_resume(session: StreamSession, policy: ResumePolicy, resumes_done: int,
     if resumes_done >= policy.max_resumes or result is None or not session.resumable:
         return None
     advice = advise_retry(result, text_shown=False, tools_run=False, idempotent=True,
-                          attempt=resumes_done + 1, max_attempts=policy.max_resumes + 1)
+                          attempt=resumes_done + 1,
+                          max_attempts=policy.max_resumes + 1)  # the budget is checked above
     if advice.decision is not RetryDecision.RETRY_AFTER_BACKOFF:
         return None
     headers = {k.lower(): v for k, v in original.headers.items()}

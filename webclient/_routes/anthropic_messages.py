@@ -182,8 +182,7 @@ class _Block:
             call = self.call
             if call is not None and call.arguments is not None:
                 block["input"] = call.arguments
-            elif self.preset is not None:
-                block["input"] = self.preset
+            # else the start's own input stands (sent whole, or the {} placeholder)
         elif role == "server_call":
             if isinstance(self.value, dict):
                 block["input"] = self.value

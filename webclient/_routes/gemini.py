@@ -95,6 +95,8 @@ CONTENT_TYPES = {
 }
 _PART_FIELDS = frozenset(k for k, v in CONTENT_TYPES.items() if not v.startswith("candidate"))
 _DATA_FIELDS = frozenset(k for k, v in CONTENT_TYPES.items() if v.startswith("data"))
+#: Candidate fields kept whole as items (the latest of each): read from the table, so the contract names them.
+_CANDIDATE_ITEMS = tuple(k for k, v in CONTENT_TYPES.items() if v == "candidate:item")
 
 CONTRACT = RouteContract(
     name="gemini",
@@ -348,7 +350,7 @@ class GeminiAccumulator(RouteAccumulator):
             sources = cited.get("citationSources") or cited.get("citations")
             if sources and not self._each(sources, self._cite, st.citations):
                 return False
-        for key in ("groundingMetadata", "urlContextMetadata"):
+        for key in _CANDIDATE_ITEMS:
             value = cand.get(key)
             if value:
                 if value.__class__ is not dict:
@@ -416,12 +418,11 @@ class GeminiAccumulator(RouteAccumulator):
         last = st.parts[-1] if st.parts else None
         if (signature is None and last.__class__ is _Run and last.buf is buf
                 and last.signature is None):
-            run: _Run = last
+            last.end = buf.size
         else:
             run = _Run(buf, thought, start, signature)
-            if not self._add_part(st, run):
-                return
-        run.end = buf.size
+            run.end = buf.size
+            self._add_part(st, run)  # on failure the run is dropped (nothing follows in this part)
 
     # -- function calls ------------------------------------------------------------------
 
@@ -522,9 +523,7 @@ class GeminiAccumulator(RouteAccumulator):
         call = st.streaming
         assert call is not None
         st.streaming = None
-        if self._run is call:
-            self.flush()
-        arguments, _ = assemble(st.paths)
+        arguments, _ = assemble(st.paths)  # both closings below flush the call's pending input delta first
         st.paths = {}
         if arguments is None:
             self._close_call(call, validate=False)
