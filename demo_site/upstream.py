@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import itertools
 import json
 import logging
@@ -87,6 +88,9 @@ RESUME_STORE_ENTRIES = 32
 RESUME_STORE_BYTES = 16 * 1024 * 1024
 #: How a cut or stalled background answer goes on when it is resumed.
 RESUMED_TAIL = " … and the rest of the answer arrived on the resumed stream."
+#: Endings that stop mid-answer without an error (the connection closes, or the stream stalls): a background
+#: response's resume continues them.
+CUT_ENDINGS = ("eof", "stall")
 #: ``starting_after`` as the resume request sends it: a sequence number.
 _SEQUENCE_NUMBER = re.compile(r"[0-9]{1,9}")
 
@@ -605,7 +609,7 @@ def answer_frames(scenario: Scenario, enc: RouteEncoder, deltas: list[str], tota
         frames += enc.text_open()
     for delta in deltas:
         frames += enc.text_delta(delta)
-    if scenario.ending in ("eof", "stall"):
+    if scenario.ending in CUT_ENDINGS:
         return frames
     if scenario.ending == "error":
         return frames + enc.error()
@@ -653,8 +657,9 @@ class KeptResponse:
     #: Scaled seconds between the events of a resumed stream.
     delay: float
 
-    @property
+    @functools.cached_property
     def size(self) -> int:
+        """Framed bytes in all (the store's budget)."""
         return sum(map(len, self.events))
 
 
@@ -707,7 +712,7 @@ def _kept_events(enc: RouteEncoder, scenario: Scenario, frames: list[Frame], del
     """What a background response's resume replays: ``frames``, or for a cut or stalled answer the whole
     answer continued by :data:`RESUMED_TAIL`, encoded again from the same random state (same ids, same
     numbers), so the cut prefix the POST delivered is exactly its head."""
-    if scenario.ending in ("eof", "stall"):
+    if scenario.ending in CUT_ENDINGS:
         rng = random.Random()
         rng.setstate(rng_state)
         whole = type(enc)(enc.model, rng, enc.prompt_tokens)
@@ -938,7 +943,8 @@ def demo_config_document(mode: str) -> dict[str, object]:
         "scenario_header": SCENARIO_HEADER,
         "routes": [{"route": enc.route, "path": path.replace("{model:[^/:]+}", "{model}"),
                     "default_model": enc.default_model} for path, enc in ROUTES],
-        "scenarios": [{"slug": s.slug, "title": s.title, "expected": s.expected} for s in SCENARIOS],
+        "scenarios": [{"slug": s.slug, "title": s.title, "expected": s.expected,
+                       "resumable": s.ending in CUT_ENDINGS} for s in SCENARIOS],
     }
 
 

@@ -530,6 +530,8 @@ def test_config_json_lists_every_scenario_and_route(demo: str) -> None:
     assert doc["mode"] == "embedded" and doc["scenario_header"] == "x-demo-scenario"
     assert [s["slug"] for s in doc["scenarios"]] == list(SLUGS)
     assert [r["route"] for r in doc["routes"]] == list(ROUTES)
+    # The scenarios a background Responses resume continues (the page's "complete, after a resume" hint).
+    assert [s["slug"] for s in doc["scenarios"] if s["resumable"]] == ["truncated", "stall"]
 
 
 def test_static_site_is_served_with_pyodide_compatible_csp_and_media_types(demo: str) -> None:

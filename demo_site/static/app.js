@@ -637,14 +637,11 @@ function option(value, text) {
   return element;
 }
 
-/** Scenarios whose answer is cut or stalls: with resuming on, the embedded upstream continues them. */
-const RESUMABLE_SCENARIOS = ["truncated", "stall"];
-
 function showSettings() {
   const scenario = config.scenarios.find((s) => s.slug === ui.scenario.value);
   const model = config.routes.find((r) => r.route === ui.route.value)?.default_model;
   ui.resume.disabled = ui.route.value !== "openai-responses";
-  const resumed = !ui.resume.disabled && ui.resume.checked && RESUMABLE_SCENARIOS.includes(scenario?.slug);
+  const resumed = !ui.resume.disabled && ui.resume.checked && scenario?.resumable === true;
   const expected = resumed ? "complete, after a resume" : scenario?.expected;
   ui.expected.textContent = `Model ${model}` +
     (scenario && config.mode !== "proxy" ? ` · expected outcome: ${expected}.` : ".");
