@@ -229,28 +229,34 @@ class SSEParser:
                     self._strip_next = ""
                     return []
             self._strip_next = ""
-        if not crlf and "\n" not in text:
+        size = len(text)
+        if crlf:
+            # CRLF-framed text (Gemini) is split on the CRLF form of the separator.
+            separator = self._separator_crlf
+        elif "\n" in text:
+            separator = self._separator
+        else:
             # No line break: the pending line only grows (a long line spanning many feeds; see
             # ``_hold``, inlined here).
-            self.work += len(text)
+            self.work += size
             value = self._data_tail
             if value is not None:
                 self._line_parts = [value, text]
-                self._line_len = 6 + len(value) + len(text)
+                line_len = 6 + len(value) + size
                 self._tail_is_data = True
                 self._data_tail = None
             else:
                 self._line_parts.append(text)
-                self._line_len += len(text)
-            if self._line_len > self._max_line:
+                line_len = self._line_len + size
+            self._line_len = line_len
+            if line_len > self._max_line:
                 self._trip_line()
             return []
-        # CRLF-framed text (Gemini) is split on the CRLF form of the separator. (The separator
-        # cannot overlap itself, so splitting from the right finds the same occurrences.)
-        separator = self._separator_crlf if crlf else self._separator
+        # (The separator cannot overlap itself, so splitting from the right finds the same
+        # occurrences.)
         parts = text.rsplit(separator)
         cap = self._fast_cap
-        if len(parts) > 1 and (len(text) <= cap or len(text) - len(separator) * (len(parts) - 1) <= cap):
+        if len(parts) > 1 and (size <= cap or size - len(separator) * (len(parts) - 1) <= cap):
             # The steady state (see the module docstring); no part is long enough to reach a
             # ceiling.
             if self._any_type:
@@ -276,7 +282,7 @@ class SSEParser:
                     # No line break but the separators' own: the pending line plus the first part
                     # is the rest of one event of the separator's type, each later part but the
                     # last is the value of one more.
-                    self.work += len(text) + len(first)
+                    self.work += size + len(first)
                     if pending is None:  # the event began in the pending line
                         if self._data:  # after the blank line that ended a pending event
                             out.insert(0, self._dispatch_pending())
