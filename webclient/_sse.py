@@ -261,7 +261,7 @@ class SSEParser:
             # ceiling.
             if self._any_type:
                 out: list[SSEItem] = []
-                self.work += len(text)
+                self.work += size
                 self._named_parts(parts, crlf, out)
                 return out
             head = parts[0]
@@ -273,11 +273,11 @@ class SSEParser:
                 id_buffer = self._id_buffer
                 event_type = self._fast_type
                 out = []
-                append, new, cls = out.append, _tuple_new, SSEEvent
+                # (``out.append`` written out: 3.11 specialises it, a bound ``append`` is a call.)
                 for value in parts:
                     if "\n" in value or (crlf and "\r" in value):
                         break
-                    append(new(cls, (event_type, value, id_buffer)))
+                    out.append(_tuple_new(SSEEvent, (event_type, value, id_buffer)))
                 else:
                     # No line break but the separators' own: the pending line plus the first part
                     # is the rest of one event of the separator's type, each later part but the
@@ -423,11 +423,10 @@ class SSEParser:
                 return
             dispatched = 0
         id_buffer = self._id_buffer
-        append, new, cls = out.append, _tuple_new, SSEEvent
         for part in parts[1:]:
             name, found, value = part.partition(inner)
             if found and "\n" not in value and "\n" not in name and not (crlf and ("\r" in value or "\r" in name)):
-                append(new(cls, (name or "message", value, id_buffer)))
+                out.append(_tuple_new(SSEEvent, (name or "message", value, id_buffer)))
                 dispatched += 1
             else:
                 self.last_event_id = id_buffer
@@ -635,7 +634,6 @@ class SSEParser:
         last = blocks.pop()
         cap = self._fast_cap
         max_line = self._max_line
-        append = out.append
         fresh = not self._data and not self._event_type
         for block in blocks:
             if fresh:
@@ -645,12 +643,12 @@ class SSEParser:
                     if (block.startswith("data: ", eol + 1) and block.count("\n") == 1 and eol <= max_line
                             and len(block) - eol - 7 <= cap):
                         self.last_event_id = self._id_buffer
-                        append(_tuple_new(SSEEvent, (block[7:eol] or "message", block[eol + 7 :], self._id_buffer)))
+                        out.append(_tuple_new(SSEEvent, (block[7:eol] or "message", block[eol + 7 :], self._id_buffer)))
                         self.events_dispatched += 1
                         continue
                 elif block.startswith("data: ") and "\n" not in block and len(block) - 6 <= cap:
                     self.last_event_id = self._id_buffer
-                    append(_tuple_new(SSEEvent, ("message", block[6:], self._id_buffer)))
+                    out.append(_tuple_new(SSEEvent, ("message", block[6:], self._id_buffer)))
                     self.events_dispatched += 1
                     continue
                 elif block.startswith(":") and "\n" not in block and len(block) <= max_line:
@@ -747,13 +745,12 @@ class SSEParser:
         self.lines_interpreted += len(lines)
         max_line = self._max_line
         data = self._data
-        append = out.append
         for line in lines:
             if not line:
                 # Empty line: dispatch the event.
                 if data:
                     self.last_event_id = self._id_buffer
-                    append(_tuple_new(SSEEvent, (self._event_type or "message", "\n".join(data), self._id_buffer)))
+                    out.append(_tuple_new(SSEEvent, (self._event_type or "message", "\n".join(data), self._id_buffer)))
                     self.events_dispatched += 1
                     data.clear()
                     self._data_len = 0
