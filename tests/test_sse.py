@@ -345,6 +345,16 @@ def test_a_chunk_decoded_whole_counts_and_fails_as_the_incremental_decoder_does(
     assert fed == (len(data) if failure is None else None)
 
 
+@pytest.mark.parametrize("wrap", [bytearray, memoryview], ids=["bytearray", "memoryview"])
+def test_chunks_given_as_bytearray_or_memoryview_parse_as_bytes_do(wrap: Any) -> None:
+    # A memoryview has no ``decode``: the pipeline hands it to the decoder's incremental step, which
+    # keeps a cut character's bytes as a copy (a memoryview could not be joined to the next chunk).
+    data = "data: é 你好 😀\n\nevent: a\r\ndata: x\r\n\r\n".encode() + b"data: \xe2\x82"
+    expected = parse([data], errors="strict")
+    got = assert_chunking_invariant(lambda c: parse([wrap(chunk) for chunk in c], errors="strict"), data, expected)
+    assert got["items"] == [M("é 你好 😀"), M("x", type="a")] and got["pending_line"] == len("data: ")
+
+
 def test_feed_after_a_limit_trip_is_a_usage_error() -> None:
     stream = EventStreamParser(LINE_LIMIT)
     stream.feed(b"x" * 50)

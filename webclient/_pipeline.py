@@ -51,10 +51,11 @@ class EventStreamParser:
         if not decoder._pending and data[-1] < 0x80:
             # The usual chunk: nothing held from the last one and no character cut at its end (its
             # last byte is ASCII), so it decodes whole, exactly as the decoder's incremental step
-            # would decode it, without that step's frame. (An invalid byte: that step records it.)
+            # would decode it, without that step's frame. (An invalid byte: that step records it; a
+            # buffer without ``decode``, a memoryview: that step reads it.)
             try:
                 text = data.decode("utf-8", decoder.errors)
-            except UnicodeDecodeError:
+            except (UnicodeDecodeError, AttributeError):
                 pass
             else:
                 decoder.bytes_received += len(data)
