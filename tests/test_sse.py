@@ -20,6 +20,7 @@ from webclient import (
     SSEParser,
     StreamSession,
     UsageError,
+    UTF8Decoder,
 )
 
 
@@ -310,6 +311,48 @@ def test_a_cr_after_an_invalid_byte_does_not_count_as_a_line_break_before_it() -
     assert result["items"] == [M("a")]
     assert result["failure"] is not None and result["failure"].outcome is Outcome.DECODE_ERROR
     assert result["pending_line"] == len("data: b")
+
+
+@pytest.mark.parametrize("errors", ["strict", "replace"])
+@pytest.mark.parametrize(
+    "data",
+    [
+        pytest.param("data: 你好 ✅ 😀\n\ndata: é\n\n".encode(), id="multibyte-characters-before-ascii"),
+        pytest.param(b"data: a\xffb\n\ndata: c\n\n", id="invalid-byte-in-a-chunk-that-ends-in-ascii"),
+        pytest.param(b"data: a\xe2\x82b\n\n", id="truncated-sequence-before-an-ascii-byte"),
+        pytest.param("data: 😀\n\ndata: ".encode() + b"\xe2\x82", id="character-cut-at-eof"),
+    ],
+)
+def test_a_chunk_decoded_whole_counts_and_fails_as_the_incremental_decoder_does(data: bytes, errors: str) -> None:
+    # The pipeline decodes a chunk that ends with an ASCII byte, when no bytes are pending, in one
+    # call instead of the decoder's incremental step (no character can be cut at its end): under any
+    # chunking the text, the failure and its offset, and the decoder's counts are the same.
+    def run(chunks: list[bytes]) -> tuple[Any, ...]:
+        stream = EventStreamParser(utf8_errors=errors)  # type: ignore[arg-type]
+        items = []
+        for chunk in chunks:
+            items.extend(stream.feed(chunk))
+            if stream.failure is not None:
+                break
+        # (After a failure the bytes fed depend on where the chunk that held the bad byte ended.)
+        fed = stream.bytes_received if stream.failure is None else None
+        return items, stream.failure, stream.chars_decoded, stream.pending_bytes, fed
+
+    _items, failure, chars, pending, fed = assert_chunking_invariant(run, data)
+    decoder = UTF8Decoder(errors)  # type: ignore[arg-type]
+    text = "".join(decoder.feed(bytes([byte])) for byte in data if decoder.failure is None)
+    assert (failure, chars, pending) == (decoder.failure, len(text), decoder.pending_bytes)
+    assert fed == (len(data) if failure is None else None)
+
+
+@pytest.mark.parametrize("wrap", [bytearray, memoryview], ids=["bytearray", "memoryview"])
+def test_chunks_given_as_bytearray_or_memoryview_parse_as_bytes_do(wrap: Any) -> None:
+    # A memoryview has no ``decode``: the pipeline hands it to the decoder's incremental step, which
+    # keeps a cut character's bytes as a copy (a memoryview could not be joined to the next chunk).
+    data = "data: é 你好 😀\n\nevent: a\r\ndata: x\r\n\r\n".encode() + b"data: \xe2\x82"
+    expected = parse([data], errors="strict")
+    got = assert_chunking_invariant(lambda c: parse([wrap(chunk) for chunk in c], errors="strict"), data, expected)
+    assert got["items"] == [M("é 你好 😀"), M("x", type="a")] and got["pending_line"] == len("data: ")
 
 
 def test_feed_after_a_limit_trip_is_a_usage_error() -> None:

@@ -48,6 +48,23 @@ class EventStreamParser:
             return []
         self.chunk_count += 1
         decoder = self.decoder
+        if not decoder._pending and data[-1] < 0x80:
+            # The usual chunk: nothing held from the last one and no character cut at its end (its
+            # last byte is ASCII), so it decodes whole, exactly as the decoder's incremental step
+            # would decode it, without that step's frame. (An invalid byte: that step records it; a
+            # buffer without ``decode``, a memoryview: that step reads it.)
+            try:
+                text = data.decode("utf-8", decoder.errors)
+            except (UnicodeDecodeError, AttributeError):
+                pass
+            else:
+                decoder.bytes_received += len(data)
+                decoder.chars_decoded += len(text)
+                parser = self.parser
+                items = parser._feed(text, _CR in data)
+                if parser.failure is not None:
+                    self.failure = parser.failure
+                return items
         text = decoder.feed(data)
         if text:
             # The parser's own checks are this object's (it is closed and fails with it), and a CR

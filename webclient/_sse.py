@@ -229,33 +229,39 @@ class SSEParser:
                     self._strip_next = ""
                     return []
             self._strip_next = ""
-        if not crlf and "\n" not in text:
+        size = len(text)
+        if crlf:
+            # CRLF-framed text (Gemini) is split on the CRLF form of the separator.
+            separator = self._separator_crlf
+        elif "\n" in text:
+            separator = self._separator
+        else:
             # No line break: the pending line only grows (a long line spanning many feeds; see
             # ``_hold``, inlined here).
-            self.work += len(text)
+            self.work += size
             value = self._data_tail
             if value is not None:
                 self._line_parts = [value, text]
-                self._line_len = 6 + len(value) + len(text)
+                line_len = 6 + len(value) + size
                 self._tail_is_data = True
                 self._data_tail = None
             else:
                 self._line_parts.append(text)
-                self._line_len += len(text)
-            if self._line_len > self._max_line:
+                line_len = self._line_len + size
+            self._line_len = line_len
+            if line_len > self._max_line:
                 self._trip_line()
             return []
-        # CRLF-framed text (Gemini) is split on the CRLF form of the separator. (The separator
-        # cannot overlap itself, so splitting from the right finds the same occurrences.)
-        separator = self._separator_crlf if crlf else self._separator
+        # (The separator cannot overlap itself, so splitting from the right finds the same
+        # occurrences.)
         parts = text.rsplit(separator)
         cap = self._fast_cap
-        if len(parts) > 1 and (len(text) <= cap or len(text) - len(separator) * (len(parts) - 1) <= cap):
+        if len(parts) > 1 and (size <= cap or size - len(separator) * (len(parts) - 1) <= cap):
             # The steady state (see the module docstring); no part is long enough to reach a
             # ceiling.
             if self._any_type:
                 out: list[SSEItem] = []
-                self.work += len(text)
+                self.work += size
                 self._named_parts(parts, crlf, out)
                 return out
             head = parts[0]
@@ -267,16 +273,16 @@ class SSEParser:
                 id_buffer = self._id_buffer
                 event_type = self._fast_type
                 out = []
-                append, new, cls = out.append, _tuple_new, SSEEvent
+                # (``out.append`` written out: 3.11 specialises it, a bound ``append`` is a call.)
                 for value in parts:
                     if "\n" in value or (crlf and "\r" in value):
                         break
-                    append(new(cls, (event_type, value, id_buffer)))
+                    out.append(_tuple_new(SSEEvent, (event_type, value, id_buffer)))
                 else:
                     # No line break but the separators' own: the pending line plus the first part
                     # is the rest of one event of the separator's type, each later part but the
                     # last is the value of one more.
-                    self.work += len(text) + len(first)
+                    self.work += size + len(first)
                     if pending is None:  # the event began in the pending line
                         if self._data:  # after the blank line that ended a pending event
                             out.insert(0, self._dispatch_pending())
@@ -417,11 +423,10 @@ class SSEParser:
                 return
             dispatched = 0
         id_buffer = self._id_buffer
-        append, new, cls = out.append, _tuple_new, SSEEvent
         for part in parts[1:]:
             name, found, value = part.partition(inner)
             if found and "\n" not in value and "\n" not in name and not (crlf and ("\r" in value or "\r" in name)):
-                append(new(cls, (name or "message", value, id_buffer)))
+                out.append(_tuple_new(SSEEvent, (name or "message", value, id_buffer)))
                 dispatched += 1
             else:
                 self.last_event_id = id_buffer
@@ -629,7 +634,6 @@ class SSEParser:
         last = blocks.pop()
         cap = self._fast_cap
         max_line = self._max_line
-        append = out.append
         fresh = not self._data and not self._event_type
         for block in blocks:
             if fresh:
@@ -639,12 +643,12 @@ class SSEParser:
                     if (block.startswith("data: ", eol + 1) and block.count("\n") == 1 and eol <= max_line
                             and len(block) - eol - 7 <= cap):
                         self.last_event_id = self._id_buffer
-                        append(_tuple_new(SSEEvent, (block[7:eol] or "message", block[eol + 7 :], self._id_buffer)))
+                        out.append(_tuple_new(SSEEvent, (block[7:eol] or "message", block[eol + 7 :], self._id_buffer)))
                         self.events_dispatched += 1
                         continue
                 elif block.startswith("data: ") and "\n" not in block and len(block) - 6 <= cap:
                     self.last_event_id = self._id_buffer
-                    append(_tuple_new(SSEEvent, ("message", block[6:], self._id_buffer)))
+                    out.append(_tuple_new(SSEEvent, ("message", block[6:], self._id_buffer)))
                     self.events_dispatched += 1
                     continue
                 elif block.startswith(":") and "\n" not in block and len(block) <= max_line:
@@ -741,13 +745,12 @@ class SSEParser:
         self.lines_interpreted += len(lines)
         max_line = self._max_line
         data = self._data
-        append = out.append
         for line in lines:
             if not line:
                 # Empty line: dispatch the event.
                 if data:
                     self.last_event_id = self._id_buffer
-                    append(_tuple_new(SSEEvent, (self._event_type or "message", "\n".join(data), self._id_buffer)))
+                    out.append(_tuple_new(SSEEvent, (self._event_type or "message", "\n".join(data), self._id_buffer)))
                     self.events_dispatched += 1
                     data.clear()
                     self._data_len = 0

@@ -93,7 +93,9 @@ class UTF8Decoder:
             text = self._fail(exc, buffered, len(data))
         else:
             if consumed != len(buffered):
-                self._pending = buffered[consumed:]
+                # (A copy: ``data`` may be a caller's buffer, which can change, and a memoryview
+                # cannot be joined to the next chunk.)
+                self._pending = bytes(buffered[consumed:])
             elif pending:
                 self._pending = b""
         self.bytes_received += len(data)
