@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from webclient._json import MAX_JSON_DEPTH, loads, loads_strict, max_depth, too_deep
+from webclient._json import MAX_JSON_DEPTH, loads, loads_strict, max_depth, more_openers_than, too_deep
 
 #: Characters handled per input character (six passes at most, see ``webclient/_json.py``).
 WORK_PER_CHAR = 6
@@ -129,3 +129,42 @@ def test_the_strict_loader_refuses_non_standard_constants() -> None:
         with pytest.raises(ValueError):
             loads_strict(f'{{"x": {constant}}}')
         assert loads(f'{{"x": {constant}}}') is not None
+
+
+def _count(text: str) -> int:
+    return text.count("[") + text.count("{")
+
+
+#: Texts on every path of the opener count: short (counted), long and sparse (found one by one),
+#: long and dense (found until the budget runs out, then counted), long with more openers than the
+#: limit within the budget (a text of 300k characters has a budget of the whole limit).
+OPENER_TEXTS = {
+    "short-at-the-limit": "[" * MAX_JSON_DEPTH + "x" * 100,
+    "short-over-the-limit": "{" * (MAX_JSON_DEPTH + 1) + "x" * 100,
+    "long-sparse-under": '{"a":["' + "\u00e9" * 40_000 + '"],"b":{"c":[]}}',
+    "long-sparse-exactly-the-limit": ("[" + "x" * 600) * 256 + ("{" + "y" * 600) * 256,
+    "long-dense-at-the-limit": "[" * 300 + "{" * (MAX_JSON_DEPTH - 300) + "z" * 20_000,
+    "long-dense-over-the-limit": "[" * 300 + "{" * (MAX_JSON_DEPTH - 299) + "z" * 20_000,
+    "long-dense-first-kind-only": "{" * 100 + "z" * 8_000,
+    "huge-over-the-limit-within-budget": ("[" + "x" * 600) * (MAX_JSON_DEPTH + 1),
+    "huge-at-the-limit-within-budget": ("{" + "x" * 600) * MAX_JSON_DEPTH,
+    # found one by one until one past a budget of one less than the limit: exactly the limit
+    "long-sparse-budget-one-under-the-limit": ("[" + "x" * 511) * (MAX_JSON_DEPTH - 1) + "[",
+    # adjacent openers are two
+    "long-sparse-adjacent-openers-over": ("[[" + "x" * 1000) * (MAX_JSON_DEPTH // 2 + 1),
+}
+
+
+@pytest.mark.parametrize("name", sorted(OPENER_TEXTS))
+def test_the_opener_count_is_exact_on_every_path(name: str) -> None:
+    text = OPENER_TEXTS[name]
+    for limit in (MAX_JSON_DEPTH - 1, MAX_JSON_DEPTH, MAX_JSON_DEPTH + 1):
+        assert more_openers_than(text, limit) is (_count(text) > limit), limit
+
+
+@settings(max_examples=300, deadline=None)
+@given(pieces=st.lists(st.tuples(st.sampled_from("[{"), st.integers(0, 3000)), max_size=40),
+       limit=st.integers(0, 40))
+def test_the_opener_count_agrees_with_counting_on_any_text(pieces: list[tuple[str, int]], limit: int) -> None:
+    text = "".join(opener + "\u4e2d" * gap for opener, gap in pieces)
+    assert more_openers_than(text, limit) is (_count(text) > limit)

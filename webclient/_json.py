@@ -8,7 +8,16 @@ a broken gateway must not be able to do that, so every envelope and every tool i
 through :func:`loads`, which refuses nesting deeper than :data:`MAX_JSON_DEPTH` first.
 
 The guard costs nothing for ordinary payloads: a text shorter than the limit cannot nest deeper
-than it, and a longer one is only measured when it holds more openers than the limit.
+than it, and a longer one is only measured when it holds more openers (``[`` and ``{``, strings
+included) than the limit. :func:`more_openers_than` counts them exactly: below
+:data:`_COUNT_BELOW` characters with ``str.count`` (a plain loop, about 0.25 ns per character and
+bracket); a longer text, which is usually one long string (a fetched page, an image, an encrypted
+blob) with few brackets around it, first with ``str.find`` (a ``memchr`` search: about 0.01 ns per
+character of ASCII text, 0.2-0.3 on CJK text, whose two-byte characters can share a byte with an
+opener; plus about 100 ns per opener found), giving up for ``str.count`` once it has found more than
+one opener per 512 characters. Measured against counting alone: 0.1-0.4x on long texts with few
+openers, at most 1.4x on a text just denser than that, 1.1x on random CJK text and 2.5x on text
+built so that every character shares a byte with an opener; linear in every case.
 
 The measurement is linear in the text on every input. It needs to know which brackets are inside
 strings, and it finds out in a fixed number of C-level passes, none of which can look at a
@@ -55,6 +64,30 @@ def max_depth(text: str) -> tuple[int, int]:
     return max(accumulate(map(_STEP.__getitem__, brackets)), default=0), work
 
 
+#: Texts shorter than this are counted with ``str.count`` alone (see the module docstring).
+_COUNT_BELOW = 4096
+#: ``str.find`` looks for at most one opener per ``2 ** _FIND_SHIFT`` characters before counting.
+_FIND_SHIFT = 9
+
+
+def more_openers_than(text: str, limit: int) -> bool:
+    """Whether ``text`` holds more than ``limit`` openers, ``[`` and ``{`` together, anywhere (strings
+    included): nesting deeper than ``limit`` needs that many. Exact, whichever way it counts."""
+    if len(text) < _COUNT_BELOW:
+        return text.count("[") + text.count("{") > limit
+    budget = min(len(text) >> _FIND_SHIFT, limit)
+    found = 0
+    find = text.find
+    for opener in "[{":
+        at = find(opener)
+        while at >= 0:
+            found += 1
+            if found > budget:  # a dense text: count it instead
+                return found > limit or text.count("[") + text.count("{") > limit
+            at = find(opener, at + 1)
+    return False  # found <= budget <= limit
+
+
 def too_deep(text: str, limit: int = MAX_JSON_DEPTH) -> bool:
     """Whether ``text`` (as JSON) nests more than ``limit`` arrays/objects deep."""
     return max_depth(text)[0] > limit
@@ -62,7 +95,7 @@ def too_deep(text: str, limit: int = MAX_JSON_DEPTH) -> bool:
 
 def _refuse_deep(text: str) -> None:
     # A text can only nest as deep as it has openers, so most never need measuring.
-    if len(text) > MAX_JSON_DEPTH and text.count("[") + text.count("{") > MAX_JSON_DEPTH and too_deep(text):
+    if len(text) > MAX_JSON_DEPTH and more_openers_than(text, MAX_JSON_DEPTH) and too_deep(text):
         raise ValueError("JSON nesting too deep")
 
 

@@ -98,7 +98,7 @@ from types import MappingProxyType
 from typing import Any, ClassVar, TypeVar
 
 from .._events import SSEEvent
-from .._json import loads, too_deep
+from .._json import loads, more_openers_than, too_deep
 from .._limits import BLOCK_CHARS, ENTRY_CHARS, MAX_JSON_DEPTH, MEASURE_ABOVE_CHARS, Limits
 from .._outcome import Failure, Outcome
 from .._resume import ResumeContract, Sequencer
@@ -451,8 +451,7 @@ class RouteAccumulator:
         # than MAX_JSON_DEPTH is refused first, as _loads does.
         try:
             # (a text nests at most as deep as it has openers, so most are never measured)
-            if (len(data) > MAX_JSON_DEPTH and data.count("[") + data.count("{") > MAX_JSON_DEPTH
-                    and too_deep(data)):
+            if len(data) > MAX_JSON_DEPTH and more_openers_than(data, MAX_JSON_DEPTH) and too_deep(data):
                 raise ValueError
             obj, end = _scan(data, 0)
             if end != len(data):
