@@ -97,6 +97,9 @@ _PART_FIELDS = frozenset(k for k, v in CONTENT_TYPES.items() if not v.startswith
 _DATA_FIELDS = frozenset(k for k, v in CONTENT_TYPES.items() if v.startswith("data"))
 #: Candidate fields kept whole as items (the latest of each): read from the table, so the contract names them.
 _CANDIDATE_ITEMS = tuple(k for k, v in CONTENT_TYPES.items() if v == "candidate:item")
+#: Every candidate field :meth:`GeminiAccumulator._candidate_metadata` reads (a candidate with none
+#: of them skips it).
+_CANDIDATE_KEYS = frozenset(k for k, v in CONTENT_TYPES.items() if v.startswith("candidate"))
 
 CONTRACT = RouteContract(
     name="gemini",
@@ -124,6 +127,8 @@ CONTRACT = RouteContract(
 )
 
 _dumps = json.dumps
+#: ``json.dumps(value, ensure_ascii=False)`` exactly, without building an encoder per call.
+_dumps_text = json.JSONEncoder(ensure_ascii=False).encode
 # One step of a partialArgs jsonPath: .name | [digits] | ['name'] | ["name"]
 _PATH_STEP = re.compile(r"\.([A-Za-z0-9_\-]+)|\[(\d+)\]|\['([^']*)'\]|\[\"([^\"]*)\"\]")
 #: Steps of one path at most: the assembled arguments nest no deeper than any JSON webclient parses
@@ -295,8 +300,10 @@ class GeminiAccumulator(RouteAccumulator):
         if self.failure is not None:
             return
         if candidates:
-            if all(c.finish_reason is not None for c in self._choices.values()):
-                self._terminal_choices()
+            for c in self._choices.values():
+                if c.finish_reason is None:
+                    return
+            self._terminal_choices()
         else:
             feedback = obj.get("promptFeedback")
             if feedback.__class__ is dict:
@@ -323,9 +330,16 @@ class GeminiAccumulator(RouteAccumulator):
                     if st.finish_reason is not None:  # a finished candidate takes no more parts
                         self._protocol("closed_block")
                         return
-                    if not self._each(parts, self._part, st):
-                        return
-        if not self._candidate_metadata(st, cand):
+                    for part in parts:
+                        # The common part, ``{"text": str}`` and nothing else, goes straight to
+                        # _text_part (what _part decides for it); any other part takes _part's checks.
+                        if part.__class__ is dict and len(part) == 1 and part.get("text").__class__ is str:
+                            self._text_part(st, part["text"], False, None)
+                        else:
+                            self._part(st, part)
+                        if self.failure is not None:
+                            return
+        if not _CANDIDATE_KEYS.isdisjoint(cand) and not self._candidate_metadata(st, cand):
             return
         reason = cand.get("finishReason")
         if reason:
@@ -366,11 +380,12 @@ class GeminiAccumulator(RouteAccumulator):
             self._protocol("envelope")
             return
         p: dict[str, Any] = part
-        data = [key for key in p if key in _DATA_FIELDS]
+        keys = p.keys()
+        data = keys & _DATA_FIELDS
         if len(data) > 1:
             self._protocol("envelope")
             return
-        if any(key not in _PART_FIELDS for key in p):
+        if not keys <= _PART_FIELDS:
             if self._unknown() and self._add_part(st, p):
                 st.items.append(p)
             return
@@ -379,7 +394,7 @@ class GeminiAccumulator(RouteAccumulator):
             if not self._sign("", signature):
                 return
             signature = signature or None  # an empty signature signs nothing
-        field = data[0] if data else None
+        field = data.pop() if data else None
         if field == "text":
             self._text_part(st, p["text"], p.get("thought") is True, signature)
         elif field == "functionCall":
@@ -457,7 +472,7 @@ class GeminiAccumulator(RouteAccumulator):
             if not will_continue and not pieces:
                 args = fc.get("args")
                 value = {} if args is None else args
-                if not self._tool_input(call, _dumps(value, ensure_ascii=False)):
+                if not self._tool_input(call, _dumps_text(value)):
                     return
                 if not self._add_part(st, part):  # a whole call is its own message part, verbatim
                     return
