@@ -94,6 +94,7 @@ import enum
 import json
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from operator import attrgetter
 from types import MappingProxyType
 from typing import Any, ClassVar, TypeVar
 
@@ -104,7 +105,17 @@ from .._outcome import Failure, Outcome
 from .._resume import ResumeContract, Sequencer
 from .._telemetry import sanitize_code, stop_reason_token
 from .._toolcalls import Fragments, ToolCallBuffer, ToolCallState, ToolRegistry
-from .._updates import JSON, ChoiceResult, ProviderError, TextDelta, ToolCall, ToolCallUpdate, ToolInputDelta, Update
+from .._updates import (
+    JSON,
+    ChoiceResult,
+    ProviderError,
+    TextDelta,
+    ToolCall,
+    ToolCallUpdate,
+    ToolInputDelta,
+    Update,
+    new_choice,
+)
 from .._values import UNPAIRED_SURROGATE, clean_text, combine_surrogates
 
 _loads = loads
@@ -117,6 +128,7 @@ Handler = Callable[[Any, dict[str, Any]], object]
 _Owner = TypeVar("_Owner")
 
 _dumps = json.dumps
+_BY_INDEX = attrgetter("index")
 
 
 class StopCategory(enum.Enum):
@@ -549,9 +561,14 @@ class RouteAccumulator:
     def open_count(self) -> int:
         """Choices/blocks/items/calls still open (telemetry). Here: data-only routes' unfinished
         choices plus open tool calls; typed routes override it."""
-        return sum(1 for c in self._choices.values() if c.finish_reason is None) + sum(
-            1 for call in self.calls if call.open
-        )
+        count = 0
+        for c in self._choices.values():
+            if c.finish_reason is None:
+                count += 1
+        for call in self.calls:
+            if call.open:
+                count += 1
+        return count
 
     def choice_results(self, ready: bool) -> tuple[ChoiceResult, ...]:
         """Per-choice view; element 0 is the message the result's ``text`` comes from. Here:
@@ -565,7 +582,10 @@ class RouteAccumulator:
 
     def _ordered_choices(self) -> list[ChoiceState]:
         """Data-only routes: the choices seen, in index order."""
-        return sorted(self._choices.values(), key=lambda c: c.index)
+        choices = self._choices
+        if len(choices) < 2:  # the usual single choice: nothing to sort
+            return list(choices.values())
+        return sorted(choices.values(), key=_BY_INDEX)
 
     def stop_reason_known(self, reason: str) -> bool:
         """Whether ``reason`` is in the contract's stop vocabulary or the caller's accepted set
@@ -672,9 +692,16 @@ class RouteAccumulator:
     def _terminal_choices(self) -> None:
         """Data-only routes, every choice seen finished: in index order, the first stop reason that
         does not commit decides, else the first choice's reason (``complete``)."""
-        reasons = [c.finish_reason for c in self._ordered_choices() if c.finish_reason is not None]
-        refused = [r for r in reasons if self._stop_failure(r) is not None]
-        self._terminal(refused[0] if refused else reasons[0], 0)
+        first = None  # (the routes call this with every choice finished: never None below)
+        for c in self._ordered_choices():
+            reason = c.finish_reason
+            if reason is not None:
+                if self._stop_failure(reason) is not None:
+                    self._terminal(reason, 0)
+                    return
+                if first is None:
+                    first = reason
+        self._terminal(first, 0)
 
     def _refinish(self, st: ChoiceState, reason: str) -> None:
         """A finished choice got another stop reason: a different one that does not commit wins
@@ -994,7 +1021,7 @@ class RouteAccumulator:
         return True
 
     def _calls_in(self, calls: list[ToolCallBuffer], ready: bool) -> tuple[ToolCall, ...]:
-        return tuple(call.snapshot(ready) for call in calls)
+        return tuple([call.snapshot(ready) for call in calls]) if calls else ()
 
 
 def error_fields(obj: object) -> object:
@@ -1009,15 +1036,19 @@ def error_fields(obj: object) -> object:
 
 
 def choice(index: int, text: TextBuffer | None, refusal: TextBuffer | None, reasoning: TextBuffer | None,
-           stop_reason: str | None, calls: tuple[ToolCall, ...], **extras: Any) -> ChoiceResult:
-    """Build a :class:`ChoiceResult` from buffers (missing buffers read as empty); ``extras`` are
-    its ``items``, ``citations``, ``logprobs`` and ``assistant_message``."""
-    return ChoiceResult(
+           stop_reason: str | None, calls: tuple[ToolCall, ...], *, items: tuple[JSON, ...] = (),
+           citations: tuple[JSON, ...] = (), logprobs: JSON = None, assistant_message: JSON = None) -> ChoiceResult:
+    """Build a :class:`ChoiceResult` from buffers (missing buffers read as empty); the keywords are
+    its ``items``, ``citations``, ``logprobs`` and ``assistant_message`` (defaults as the class's)."""
+    return new_choice(
         index,
         text.joined() if text is not None else "",
         refusal.joined() if refusal is not None else "",
         reasoning.joined() if reasoning is not None else "",
         stop_reason,
         calls,
-        **extras,
+        items,
+        citations,
+        logprobs,
+        assistant_message,
     )
