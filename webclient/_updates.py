@@ -325,3 +325,7 @@ Update = TextDelta | ToolInputDelta | ToolCallUpdate | Committed | Failed
 new_choice = slot_builder(ChoiceResult)
 new_result = slot_builder(StreamResult)
 new_telemetry = slot_builder(Telemetry)
+#: ... and of the updates every stream emits.
+new_text_delta = slot_builder(TextDelta)
+new_input_delta = slot_builder(ToolInputDelta)
+new_call_update = slot_builder(ToolCallUpdate)

@@ -109,12 +109,12 @@ from .._updates import (
     JSON,
     ChoiceResult,
     ProviderError,
-    TextDelta,
     ToolCall,
-    ToolCallUpdate,
-    ToolInputDelta,
     Update,
+    new_call_update,
     new_choice,
+    new_input_delta,
+    new_text_delta,
 )
 from .._values import UNPAIRED_SURROGATE, clean_text, combine_surrogates
 
@@ -128,6 +128,11 @@ Handler = Callable[[Any, dict[str, Any]], object]
 _Owner = TypeVar("_Owner")
 
 _dumps = json.dumps
+#: ``json.dumps(value, ensure_ascii=False)`` exactly, without building an encoder per call.
+_dumps_text = json.JSONEncoder(ensure_ascii=False).encode
+#: The update spellings of two call states (``ToolCallState.X.value``, read once).
+_STREAMING = ToolCallState.STREAMING.value
+_CLOSED = ToolCallState.CLOSED.value
 _BY_INDEX = attrgetter("index")
 
 
@@ -239,7 +244,8 @@ class TextBuffer(Fragments):
     __slots__ = ("channel", "index")
 
     def __init__(self, channel: str, index: int) -> None:
-        super().__init__()
+        self.parts: list[str] = []  # Fragments.__init__, inline: three per choice
+        self.size = 0
         self.channel = channel
         self.index = index
 
@@ -750,7 +756,7 @@ class RouteAccumulator:
         JSON length, measured once (linear in the event)."""
         size = self._event_size
         if size > MEASURE_ABOVE_CHARS:
-            size = len(_dumps(value, ensure_ascii=False))
+            size = len(_dumps_text(value))
         return size
 
     def _charge_usage(self, usage: dict[str, Any], merge: bool = False) -> bool:
@@ -876,9 +882,9 @@ class RouteAccumulator:
         frags = run.parts[self._run_start :]
         text = frags[0] if len(frags) == 1 else "".join(frags)
         if isinstance(run, TextBuffer):
-            self.out.append(TextDelta(run.channel, run.index, text))
+            self.out.append(new_text_delta(run.channel, run.index, text))
         else:
-            self.out.append(ToolInputDelta(run.call, run.id, run.name, text))
+            self.out.append(new_input_delta(run.call, run.id, run.name, text))
 
     def _emit(self, update: Update) -> None:
         if self._run is not None:
@@ -937,7 +943,7 @@ class RouteAccumulator:
             return None
         call = ToolCallBuffer(len(calls), call_id, name, kind)
         calls.append(call)
-        self._emit(ToolCallUpdate(call.call, call_id, name, ToolCallState.STREAMING.value, None, False))
+        self._emit(new_call_update(call.call, call_id, name, _STREAMING, None, False))
         return call
 
     def _tool_input(self, call: ToolCallBuffer, fragment: str) -> bool:
@@ -977,7 +983,7 @@ class RouteAccumulator:
         if combined is not text:
             self._replace_text(call, combined)
         call.move(ToolCallState.CLOSED)
-        self._emit(ToolCallUpdate(call.call, call.id, call.name, ToolCallState.CLOSED.value, None, False))
+        self._emit(new_call_update(call.call, call.id, call.name, _CLOSED, None, False))
         if not validate:
             return True
         registry = self._registry
@@ -988,7 +994,7 @@ class RouteAccumulator:
     def _close_call_value(self, call: ToolCallBuffer, value: object) -> bool:
         """Close a call whose input arrived already parsed (Gemini) and validate it."""
         call.move(ToolCallState.CLOSED)
-        self._emit(ToolCallUpdate(call.call, call.id, call.name, ToolCallState.CLOSED.value, None, False))
+        self._emit(new_call_update(call.call, call.id, call.name, _CLOSED, None, False))
         return self._settle(call, *self._registry.check_value(call.name, value))
 
     def _close_call_object(self, call: ToolCallBuffer, value: dict[str, Any]) -> bool:
@@ -997,7 +1003,7 @@ class RouteAccumulator:
         validated as a value."""
         if self._run is call:
             self.flush()
-        text = _dumps(value, ensure_ascii=False)
+        text = _dumps_text(value)
         if len(text) > self._max_tool_input:
             self._fail(Outcome.BUFFER_LIMIT, "tool_input")
             return False
@@ -1014,7 +1020,7 @@ class RouteAccumulator:
         if arguments is not None and not self._hold(call.size):
             return False
         call.settle(arguments, stage, problems)
-        self._emit(ToolCallUpdate(call.call, call.id, call.name, call.state.value, arguments, False))
+        self._emit(new_call_update(call.call, call.id, call.name, call.state._value_, arguments, False))
         if stage is not None:
             self._fail(Outcome.PAYLOAD_ERROR, stage)
             return False
