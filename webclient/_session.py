@@ -57,7 +57,7 @@ from ._routes import RouteAccumulator, RouteContract
 from ._routes import route as lookup_route
 from ._telemetry import sanitize_token
 from ._toolcalls import ToolRegistry
-from ._updates import Committed, Failed, StreamResult, Update, new_result, new_telemetry
+from ._updates import Committed, Failed, StreamResult, Update, new_committed, new_result, new_telemetry
 
 
 class _State(enum.Enum):
@@ -401,7 +401,7 @@ class StreamSession:
         self.result = result
         self.done = True
         self._state = _State.ENDED
-        final: Committed | Failed = Committed(result) if failure is None else Failed(outcome, failure.stage, result)
+        final: Committed | Failed = new_committed(result) if failure is None else Failed(outcome, failure.stage, result)
         self.final_update = final
         return final
 

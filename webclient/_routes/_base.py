@@ -103,7 +103,7 @@ from .._json import loads, too_deep
 from .._limits import BLOCK_CHARS, ENTRY_CHARS, MAX_JSON_DEPTH, MEASURE_ABOVE_CHARS, Limits
 from .._outcome import Failure, Outcome
 from .._resume import ResumeContract, Sequencer
-from .._telemetry import sanitize_code, stop_reason_token
+from .._telemetry import sanitize_code, sanitize_token, stop_reason_token
 from .._toolcalls import Fragments, ToolCallBuffer, ToolCallState, ToolRegistry
 from .._updates import (
     JSON,
@@ -326,6 +326,8 @@ class RouteAccumulator:
     _handlers: ClassVar[dict[str, Handler]] = {}
     #: Data-only routes: the per-choice state class (a :class:`ChoiceState` subclass).
     choice_state: ClassVar[type[ChoiceState]] = ChoiceState
+    #: Each of the contract's stop reasons -> its telemetry spelling (:func:`sanitize_token`, once per class).
+    _stop_tokens: ClassVar[dict[str, str | None]] = {}
 
     __slots__ = (
         "_accepted",
@@ -439,6 +441,7 @@ class RouteAccumulator:
             raise AssertionError(f"{cls.contract.name}: done_sentinel must be 'terminal' or 'ignored'")
         # (a misspelt method name fails here, at import)
         cls._handlers = {kind: getattr(cls, name) for kind, name in cls.handler_names.items()}
+        cls._stop_tokens = {reason: sanitize_token(reason) for reason in cls.contract.stop_reasons}
 
     # -- the envelope step -------------------------------------------------------------------
 
@@ -582,8 +585,10 @@ class RouteAccumulator:
         out = []
         for c in self._ordered_choices():
             calls = self._calls_in(c.calls, ready)
-            out.append(choice(c.index, c.text, c.refusal, c.reasoning, c.finish_reason, calls,
-                              **self._choice_extras(c, calls)))
+            extras = self._choice_extras(c, calls)
+            out.append(new_choice(c.index, c.text.joined(), c.refusal.joined(), c.reasoning.joined(), c.finish_reason,
+                                  calls, extras["items"], extras["citations"], extras["logprobs"],
+                                  extras["assistant_message"]))
         return tuple(out)
 
     def _ordered_choices(self) -> list[ChoiceState]:
@@ -599,9 +604,16 @@ class RouteAccumulator:
         return reason in self.contract.stop_reasons or (self._accepted is not None and reason in self._accepted)
 
     def telemetry_stop_reason(self) -> str | None:
-        """The stop reason as telemetry records it (:func:`~webclient._telemetry.stop_reason_token`)."""
+        """The stop reason as telemetry records it (:func:`~webclient._telemetry.stop_reason_token`).
+        A reason of the contract is always known (routes' :meth:`stop_reason_known` only add to it):
+        its spelling was sanitized once, with the class."""
         reason = self.stop_reason
-        return stop_reason_token(reason, reason is not None and self.stop_reason_known(reason))
+        if reason is None:
+            return None
+        token = self._stop_tokens.get(reason)
+        if token is not None:
+            return token
+        return stop_reason_token(reason, self.stop_reason_known(reason))
 
     def _identity(self, response_id: object, model: object) -> None:
         """Remember the provider's response id and model: the first non-empty strings sent (charged

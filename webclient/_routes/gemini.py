@@ -582,6 +582,8 @@ class GeminiAccumulator(RouteAccumulator):
             else r.native() if r.__class__ is _Call else r
             for r in st.parts
         ]
-        items = [*st.items, *({key: value} for key, value in st.metadata.items())]
-        return {"items": tuple(items), "citations": tuple(st.citations), "logprobs": None,
+        items = tuple(st.items)
+        if st.metadata:
+            items += tuple({key: value} for key, value in st.metadata.items())
+        return {"items": items, "citations": tuple(st.citations), "logprobs": None,
                 "assistant_message": {"role": "model", "parts": parts}}
