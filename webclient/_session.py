@@ -86,6 +86,8 @@ _ALLOWED: dict[str, tuple[_State, ...]] = {
 _PAYLOAD_EXCEPTIONS = (TypeError, AttributeError, KeyError, IndexError, ValueError, RecursionError)
 
 _STAGE_RE = re.compile(r"[a-z_]{1,32}")
+#: The registry of a session without tools (it holds nothing that changes): shared.
+_NO_TOOLS = ToolRegistry()
 
 
 class StreamSession:
@@ -148,7 +150,8 @@ class StreamSession:
             raise UsageError("keep_unknown_items and include_reasoning_content must be bools")
         #: The route's contract (plain data).
         self.contract: RouteContract = entry.contract
-        self._route: RouteAccumulator = entry.accumulator(limits, ToolRegistry(tools), accepted,
+        registry = _NO_TOOLS if tools is None else ToolRegistry(tools)
+        self._route: RouteAccumulator = entry.accumulator(limits, registry, accepted,
                                                           keep_unknown=keep_unknown_items,
                                                           reasoning_content=include_reasoning_content)
         self._parser = EventStreamParser(limits, "strict" if utf8_errors == "strict" else "replace")

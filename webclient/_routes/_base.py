@@ -710,6 +710,11 @@ class RouteAccumulator:
     def _terminal_choices(self) -> None:
         """Data-only routes, every choice seen finished: in index order, the first stop reason that
         does not commit decides, else the first choice's reason (``complete``)."""
+        choices = self._choices
+        if len(choices) == 1:  # the one reason decides, refused or not
+            for c in choices.values():
+                self._terminal(c.finish_reason, 0)
+            return
         first = None  # (the routes call this with every choice finished: never None below)
         for c in self._ordered_choices():
             reason = c.finish_reason
@@ -775,7 +780,9 @@ class RouteAccumulator:
         """The provider's usage object is about to be stored: replacing the last one, or with
         ``merge`` updated into it (its charge then grows by this one's). Ceilings: ``items`` for the
         object, ``retained`` for the account. Returns False on failure."""
-        size = self._size_of(usage)
+        size = self._event_size  # _size_of(usage), inline: usage arrives with most events
+        if size > MEASURE_ABOVE_CHARS:
+            size = len(_dumps_text(usage))
         if merge:
             size += self._replaced.get("usage", 0)
         if size > self._max_items:

@@ -131,6 +131,8 @@ _dumps = json.dumps
 _dumps_text = json.JSONEncoder(ensure_ascii=False).encode
 # One step of a partialArgs jsonPath: .name | [digits] | ['name'] | ["name"]
 _PATH_STEP = re.compile(r"\.([A-Za-z0-9_\-]+)|\[(\d+)\]|\['([^']*)'\]|\[\"([^\"]*)\"\]")
+#: A whole path of one ``.name`` step (the first alternative of :data:`_PATH_STEP`).
+_ONE_STEP = re.compile(r"\$\.([A-Za-z0-9_\-]+)").fullmatch
 #: Steps of one path at most: the assembled arguments nest no deeper than any JSON webclient parses
 #: (a deeper object could not be serialized or validated without exhausting Pyodide's stack).
 MAX_PATH_STEPS = MAX_JSON_DEPTH
@@ -216,6 +218,9 @@ def parse_path(path: str) -> tuple[list[str | int] | None, int]:
     parse ends). ``work`` counts those characters: at most twice the path's length."""
     if not path.startswith("$"):
         return None, 1
+    one = _ONE_STEP(path)
+    if one is not None:  # the usual "$.name": the one step the loop below would read, and its work
+        return [one[1]], len(path)
     steps: list[str | int] = []
     append = steps.append
     match = _PATH_STEP.match
@@ -255,6 +260,9 @@ def assemble(paths: dict[str, list[str] | tuple[object]]) -> tuple[dict[str, Any
         else:
             value = held[0]
         work += len(steps)
+        if len(steps) == 1:  # "$.name": the loop below would set root[name]
+            root[steps[0]] = value
+            continue
         node: Any = root
         for step, nxt in zip(steps, [*steps[1:], None], strict=True):
             container: dict[str, Any] | list[Any] = {} if isinstance(nxt, str) else []
@@ -428,7 +436,7 @@ class GeminiAccumulator(RouteAccumulator):
         start = buf.size
         if not text and signature is None:
             return  # nothing to show and nothing to send back
-        if text and not self._text(buf, text):
+        if text and not self._append(buf, text, self._max_text, "text"):  # _text, one call fewer
             return
         last = st.parts[-1] if st.parts else None
         if (signature is None and last.__class__ is _Run and last.buf is buf
