@@ -390,6 +390,11 @@ class StreamSession:
         route_acc.flush()
         # The last event ID of the last event consumed without a failure (a failing one was not consumed).
         end = taken - 1 if route_acc.failure is not None else taken
+        if end and items[end - 1].__class__ is SSEEvent:  # the usual case: the loop's first step
+            last_id = items[end - 1].last_event_id  # type: ignore[union-attr]
+            if last_id:
+                self._last_event_id = last_id
+            return
         for i in range(end - 1, -1, -1):
             item = items[i]
             if item.__class__ is SSEEvent:

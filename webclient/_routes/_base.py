@@ -762,9 +762,13 @@ class RouteAccumulator:
     def _hold_as(self, key: object, chars: int) -> bool:
         """The replaceable value ``key`` is now charged ``chars``: its previous charge is released.
         Returns False on failure (the previous charge then stays)."""
-        if not self._hold(chars - self._replaced.get(key, 0)):
+        replaced = self._replaced
+        total = self._retained + chars - replaced.get(key, 0)  # _hold's step, inline (usage: most events)
+        if total > self._max_retained:
+            self._fail(Outcome.BUFFER_LIMIT, "retained")
             return False
-        self._replaced[key] = chars
+        self._retained = total
+        replaced[key] = chars
         return True
 
     def _size_of(self, value: object) -> int:
