@@ -116,7 +116,7 @@ from .._updates import (
     new_input_delta,
     new_text_delta,
 )
-from .._values import UNPAIRED_SURROGATE, clean_text, combine_surrogates
+from .._values import UNPAIRED_SURROGATE, clean_text, combine_surrogates, parsed_value_encoder
 
 _loads = loads
 #: The scanner ``json.loads`` runs (``scan_once(text, 0) -> (value, end)``), for the envelope step.
@@ -128,8 +128,8 @@ Handler = Callable[[Any, dict[str, Any]], object]
 _Owner = TypeVar("_Owner")
 
 _dumps = json.dumps
-#: ``json.dumps(value, ensure_ascii=False)`` exactly, without building an encoder per call.
-_dumps_text = json.JSONEncoder(ensure_ascii=False).encode
+#: ``json.dumps(value, ensure_ascii=False)`` for a parsed value (usage, call input), without an encoder per call.
+_dumps_text = parsed_value_encoder(allow_nan=True)
 #: The update spellings of two call states (``ToolCallState.X.value``, read once).
 _STREAMING = ToolCallState.STREAMING.value
 _CLOSED = ToolCallState.CLOSED.value

@@ -46,7 +46,7 @@ from .._limits import ENTRY_CHARS, MAX_JSON_DEPTH
 from .._outcome import Outcome
 from .._toolcalls import ToolCallBuffer
 from .._updates import JSON, ToolCall
-from .._values import UNPAIRED_SURROGATE, clean_text, has_surrogate
+from .._values import UNPAIRED_SURROGATE, clean_text, has_surrogate, parsed_value_encoder
 from ._base import ChoiceState, RouteAccumulator, RouteContract, TextBuffer, stop_table
 
 #: ``finishReason`` by category: the ``FinishReason`` enum of the Gemini API
@@ -127,8 +127,8 @@ CONTRACT = RouteContract(
 )
 
 _dumps = json.dumps
-#: ``json.dumps(value, ensure_ascii=False)`` exactly, without building an encoder per call.
-_dumps_text = json.JSONEncoder(ensure_ascii=False).encode
+#: ``json.dumps(value, ensure_ascii=False)`` for a parsed value (``args``), without an encoder per call.
+_dumps_text = parsed_value_encoder(allow_nan=True)
 # One step of a partialArgs jsonPath: .name | [digits] | ['name'] | ["name"]
 _PATH_STEP = re.compile(r"\.([A-Za-z0-9_\-]+)|\[(\d+)\]|\['([^']*)'\]|\[\"([^\"]*)\"\]")
 #: A whole path of one ``.name`` step (the first alternative of :data:`_PATH_STEP`).
