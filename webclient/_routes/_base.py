@@ -127,7 +127,6 @@ _scan: Callable[[str, int], tuple[Any, int]] = json.JSONDecoder().scan_once  # t
 Handler = Callable[[Any, dict[str, Any]], object]
 _Owner = TypeVar("_Owner")
 
-_dumps = json.dumps
 #: ``json.dumps(value, ensure_ascii=False)`` for a parsed value (usage, call input), without an encoder per call.
 _dumps_text = parsed_value_encoder(allow_nan=True)
 #: The update spellings of two call states (``ToolCallState.X.value``, read once).
