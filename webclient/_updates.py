@@ -34,7 +34,7 @@ def slot_builder(cls: type[_T]) -> Callable[..., _T]:
     declaration order, and builds the object ``cls(*values)`` builds: the same class, the same
     values. It sets each slot through its descriptor, where the generated frozen ``__init__`` calls
     ``object.__setattr__``, which looks each name up first (about twice the cost). Used for the
-    objects built once per response: the result, its telemetry and each choice."""
+    objects every response builds: the result, its telemetry, each choice and the updates."""
     if not (cls.__dataclass_params__.frozen and "__slots__" in cls.__dict__):  # type: ignore[attr-defined]
         raise AssertionError(f"{cls.__name__}: not a frozen, slotted dataclass")
     if hasattr(cls, "__post_init__") or not all(f.init for f in fields(cls)):  # type: ignore[arg-type]
