@@ -139,6 +139,16 @@ def test_a_part_with_a_field_nobody_documents_is_unknown_type_unless_kept() -> N
     assert parts_of(result) == [{"text": "a"}, part, {"text": "b"}]
 
 
+@pytest.mark.parametrize("key", ["", "Text", "text ", "texts"], ids=repr)
+def test_a_part_whose_one_field_only_resembles_text_is_unknown_type_unless_kept(key: str) -> None:
+    part = {key: "x"}
+    data = sse(chunk(cand({"text": "a"}, part, {"text": "b"}, finish="STOP")))
+    assert outcome_of(ROUTE, data) == ("protocol_error", "unknown_type")
+    result, _ = check(ROUTE, data, keep_unknown_items=True)
+    assert (result.outcome.value, result.text, result.items) == ("complete", "ab", (part,))
+    assert parts_of(result) == [{"text": "a"}, part, {"text": "b"}]
+
+
 def test_parts_for_a_finished_candidate_are_closed_block() -> None:
     data = sse(chunk(cand({"text": "a"}, index=0), cand({"text": "x"}, finish="STOP", index=1)),
                chunk(cand({"text": "late"}, index=1)), chunk(cand({"text": "b"}, finish="STOP", index=0)))

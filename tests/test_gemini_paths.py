@@ -118,3 +118,28 @@ def test_a_streamed_call_with_an_unplaceable_path_is_an_invalid_call_not_a_crash
 def test_a_streamed_call_nested_to_the_depth_limit_commits() -> None:
     data = gemini_stream(streamed_call([{"jsonPath": "$" + "['a']" * MAX_PATH_STEPS, "numberValue": 1}]))
     assert outcome_of(GEMINI, data) == ("complete", None)
+
+
+def _steps_by_the_loop(path: str) -> tuple[list[str | int] | None, int]:
+    """parse_path's step loop alone (its one-step shortcut bypassed): the reference for the shortcut."""
+    counting = CountingStep(route._PATH_STEP)
+    saved_step, saved_one = route._PATH_STEP, route._ONE_STEP
+    route._PATH_STEP, route._ONE_STEP = counting, (lambda text: None)  # type: ignore[assignment]
+    try:
+        return parse_path(path)
+    finally:
+        route._PATH_STEP, route._ONE_STEP = saved_step, saved_one
+
+
+@pytest.mark.parametrize("path", [
+    "$.a", "$.location", "$.a-b_9", "$.", "$.é", "$.a.b", "$.a[0]", "$.a['b']", "$['a']", "$.a ", " $.a", "$..a",
+    "$.a\n", "$.0", "$[0]", "$.a" + "b" * 5000, "$", "a.b",
+])
+def test_a_one_step_path_parses_as_the_step_loop_parses_it(path: str) -> None:
+    assert parse_path(path) == _steps_by_the_loop(path)
+
+
+def test_one_step_paths_assemble_as_deeper_paths_beside_them_expect() -> None:
+    paths: dict[str, list[str] | tuple[object]] = {"$.a": ["x", "y"], "$.b": (1,), "$.c.d": ["z"], "$.e[0]": (None,)}
+    assert assemble(paths) == ({"a": "xy", "b": 1, "c": {"d": "z"}, "e": [None]}, 3 + 3 + 5 + 6 + 2 + 1 + 1 + 1 + 2 + 2)
+    assert build_arguments({"$.a": ["x"], "$.a.b": ["y"]}) is None  # "a" holds a string: no room for "b"

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from webclient._json import loads_strict
-from webclient._values import NON_FINITE_NUMBER, UNPAIRED_SURROGATE, has_surrogate, value_problem
+from webclient._values import NON_FINITE_NUMBER, UNPAIRED_SURROGATE, has_surrogate, parsed_value_encoder, value_problem
 
 
 def _refuse(name: str) -> Any:
@@ -85,3 +85,44 @@ def test_value_problem_gives_what_json_dumps_with_allow_nan_false_gives(value: o
 @given(json_values)
 def test_value_problem_agrees_with_json_dumps_on_any_value(value: object) -> None:
     assert value_problem(value) == _reference_problem(value)
+
+
+def _reference_dumps(value: object, allow_nan: bool) -> tuple[str, object]:
+    try:
+        return "ok", json.dumps(value, ensure_ascii=False, allow_nan=allow_nan)
+    except ValueError as exc:
+        return "error", (type(exc), str(exc))
+
+
+def _prebuilt_dumps(value: object, allow_nan: bool) -> tuple[str, object]:
+    try:
+        return "ok", parsed_value_encoder(allow_nan)(value)
+    except ValueError as exc:
+        return "error", (type(exc), str(exc))
+
+
+ENCODER_EDGES = [
+    {"x": math.inf}, [1, [2, {"y": -math.inf}]], {"n": math.nan}, {"\ud800": 1}, "\ud83d", "plain", 1.5, -0.0, 10**30,
+    None, True, {"k": [True, False, None, 1e-7, 1e22]}, {1: "int key", 2.5: "float key", None: "none", False: "b"},
+    {"a": "é 日本 🙂 \u2028 \x00 \" \\ /"}, [], {}, [[[]]], {"z": 1, "a": 2},
+]
+
+
+@pytest.mark.parametrize("allow_nan", [True, False])
+@pytest.mark.parametrize("value", ENCODER_EDGES, ids=repr)
+def test_the_prebuilt_encoder_gives_what_json_dumps_gives(value: object, allow_nan: bool) -> None:
+    assert _prebuilt_dumps(value, allow_nan) == _reference_dumps(value, allow_nan)
+
+
+@settings(max_examples=150, deadline=None)
+@given(json_values, st.booleans())
+def test_the_prebuilt_encoder_agrees_with_json_dumps_on_any_value(value: object, allow_nan: bool) -> None:
+    assert _prebuilt_dumps(value, allow_nan) == _reference_dumps(value, allow_nan)
+
+
+def test_the_prebuilt_encoder_falls_back_to_the_python_encoder_without_the_c_one(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(json.encoder, "c_make_encoder", None)
+    for value in ENCODER_EDGES:
+        for allow_nan in (True, False):
+            assert _prebuilt_dumps(value, allow_nan) == _reference_dumps(value, allow_nan)

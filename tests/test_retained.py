@@ -458,3 +458,13 @@ def test_replay_and_check_take_max_retained_chars(capsys: pytest.CaptureFixture[
     growth = next(c for c in json.loads(capsys.readouterr().out)["checks"] if c["check"] == "growth")
     assert growth["failures"] == 0 and growth["cases"] >= 5
     assert growth["coverage"]["retained_ceiling"] == 65536
+
+
+def test_an_account_that_lands_exactly_on_the_ceiling_commits_and_one_character_less_trips_it() -> None:
+    """The last charge of this stream is its stop reason's, a replaceable value: the ceiling is inclusive
+    there as everywhere (the account only grows here, so its end is its peak)."""
+    data = gemini_stream([gemini({"text": "a"}, usageMetadata={"totalTokenCount": 1})])
+    outcome, total = retained(GEMINI, data)
+    assert outcome == "complete"
+    assert retained(GEMINI, data, limits=Limits(max_retained_chars=total)) == ("complete", total)
+    assert outcome_of(GEMINI, data, limits=Limits(max_retained_chars=total - 1)) == ("buffer_limit", "retained")

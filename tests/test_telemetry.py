@@ -14,7 +14,11 @@ import pytest
 
 from tests.route_fixtures import check, sse
 from webclient import Outcome, StreamSession, UsageError
-from webclient._telemetry import REDACTED, TELEMETRY_FIELDS, sanitize_code, sanitize_token
+from webclient._limits import DEFAULT_LIMITS
+from webclient._routes import route
+from webclient._routes.gemini import PROMPT_BLOCK_REASONS
+from webclient._telemetry import REDACTED, TELEMETRY_FIELDS, sanitize_code, sanitize_token, stop_reason_token
+from webclient._toolcalls import ToolRegistry
 
 FIELDS = (
     "observed_at", "request_id", "route", "model_alias", "http_status", "content_type_valid", "chunk_count",
@@ -187,3 +191,19 @@ def test_exception_messages_never_echo_caller_or_payload_values() -> None:
         with pytest.raises(UsageError) as info:
             misuse()
         assert CANARY not in str(info.value)
+
+
+@pytest.mark.parametrize("name", ["openai-chat", "openai-responses", "anthropic-messages", "gemini"])
+def test_every_stop_reason_of_a_contract_is_spelled_as_the_sanitizer_spells_a_known_reason(name: str) -> None:
+    entry = route(name)
+    also_known = PROMPT_BLOCK_REASONS if name == "gemini" else {}  # Gemini's prompt refusals
+    extra = "x-extra"
+    for accepted in (None, frozenset({extra})):
+        acc = entry.accumulator(DEFAULT_LIMITS, ToolRegistry(), accepted)
+        for reason in [*entry.contract.stop_reasons, *also_known, extra, JUNK, "not_listed"]:
+            acc.stop_reason = reason
+            known = (reason in entry.contract.stop_reasons or reason in also_known
+                     or (accepted is not None and reason in accepted))
+            assert acc.telemetry_stop_reason() == stop_reason_token(reason, known)
+        acc.stop_reason = None
+        assert acc.telemetry_stop_reason() is None

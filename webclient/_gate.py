@@ -28,6 +28,8 @@ def media_type_essence(content_type: str | None) -> str | None:
     """``"Text/Event-Stream; charset=utf-8"`` -> ``"text/event-stream"``; ``None`` if absent."""
     if content_type is None:
         return None
+    if content_type == EVENT_STREAM_ESSENCE:  # the usual header, already its own essence
+        return EVENT_STREAM_ESSENCE
     essence = content_type.split(";", 1)[0].strip(_HTTP_WHITESPACE).lower()
     return essence or None
 

@@ -55,9 +55,9 @@ from ._pipeline import EventStreamParser
 from ._resume import ResumePoint, is_resumable
 from ._routes import RouteAccumulator, RouteContract
 from ._routes import route as lookup_route
-from ._telemetry import Telemetry, sanitize_token
+from ._telemetry import sanitize_token
 from ._toolcalls import ToolRegistry
-from ._updates import Committed, Failed, StreamResult, Update
+from ._updates import Committed, Failed, StreamResult, Update, new_committed, new_result, new_telemetry
 
 
 class _State(enum.Enum):
@@ -71,12 +71,13 @@ class _State(enum.Enum):
     FINISHED = "finished"
 
 
-#: method -> the states it may be called in.
-_ALLOWED: dict[str, frozenset[_State]] = {
-    "open": frozenset({_State.NEW}),
-    "feed": frozenset({_State.OPEN, _State.ENDED}),
-    "finish": frozenset({_State.OPEN, _State.ENDED}),
-    "abort": frozenset({_State.NEW, _State.OPEN, _State.ENDED, _State.FINISHED}),
+#: method -> the states it may be called in (tuples: membership is by identity, where a set would
+#: call the enum's Python ``__hash__``).
+_ALLOWED: dict[str, tuple[_State, ...]] = {
+    "open": (_State.NEW,),
+    "feed": (_State.OPEN, _State.ENDED),
+    "finish": (_State.OPEN, _State.ENDED),
+    "abort": (_State.NEW, _State.OPEN, _State.ENDED, _State.FINISHED),
 }
 
 # Exceptions a malformed payload could still provoke deep inside a route (a value of an
@@ -85,6 +86,8 @@ _ALLOWED: dict[str, frozenset[_State]] = {
 _PAYLOAD_EXCEPTIONS = (TypeError, AttributeError, KeyError, IndexError, ValueError, RecursionError)
 
 _STAGE_RE = re.compile(r"[a-z_]{1,32}")
+#: The registry of a session without tools (it holds nothing that changes): shared.
+_NO_TOOLS = ToolRegistry()
 
 
 class StreamSession:
@@ -147,7 +150,8 @@ class StreamSession:
             raise UsageError("keep_unknown_items and include_reasoning_content must be bools")
         #: The route's contract (plain data).
         self.contract: RouteContract = entry.contract
-        self._route: RouteAccumulator = entry.accumulator(limits, ToolRegistry(tools), accepted,
+        registry = _NO_TOOLS if tools is None else ToolRegistry(tools)
+        self._route: RouteAccumulator = entry.accumulator(limits, registry, accepted,
                                                           keep_unknown=keep_unknown_items,
                                                           reasoning_content=include_reasoning_content)
         self._parser = EventStreamParser(limits, "strict" if utf8_errors == "strict" else "replace")
@@ -386,6 +390,11 @@ class StreamSession:
         route_acc.flush()
         # The last event ID of the last event consumed without a failure (a failing one was not consumed).
         end = taken - 1 if route_acc.failure is not None else taken
+        if end and items[end - 1].__class__ is SSEEvent:  # the usual case: the loop's first step
+            last_id = items[end - 1].last_event_id  # type: ignore[union-attr]
+            if last_id:
+                self._last_event_id = last_id
+            return
         for i in range(end - 1, -1, -1):
             item = items[i]
             if item.__class__ is SSEEvent:
@@ -400,7 +409,7 @@ class StreamSession:
         self.result = result
         self.done = True
         self._state = _State.ENDED
-        final: Committed | Failed = Committed(result) if failure is None else Failed(outcome, failure.stage, result)
+        final: Committed | Failed = new_committed(result) if failure is None else Failed(outcome, failure.stage, result)
         self.final_update = final
         return final
 
@@ -413,49 +422,42 @@ class StreamSession:
         resume = (sequencer.point if sequencer is not None and not route_acc.terminal_seen
                   and is_resumable(outcome, stage) else None)
         choices = route_acc.choice_results(complete)
-        first = choices[0] if choices else None
         parser = self._parser
-        telemetry = Telemetry(
-            observed_at=None,
-            request_id=sanitize_token(self._request_id),
-            route=self.contract.name,
-            model_alias=sanitize_token(self._model_alias),
-            http_status=self._status,
-            content_type_valid=self._content_type_valid,
-            chunk_count=parser.chunk_count,
-            bytes_received=parser.bytes_received,
-            decoded_character_count=parser.chars_decoded,
-            complete_sse_event_count=self.events_seen,
-            pending_line_character_count=parser.pending_line_chars,
-            pending_event_character_count=parser.pending_event_chars,
-            open_payload_accumulator_count=route_acc.open_count(),
-            terminal_condition_seen=route_acc.terminal_seen,
-            stop_reason=route_acc.telemetry_stop_reason(),
-            stream_outcome=outcome.value,
-            buffer_limit_stage=stage if outcome is Outcome.BUFFER_LIMIT else None,
-            retry_decision=None,
-            duration_ms=None,
+        name = self.contract.name
+        status = self._status
+        request_id, model_alias = self._request_id, self._model_alias
+        # Positional, in field order (see Telemetry / StreamResult); "" and None sanitize to None.
+        telemetry = new_telemetry(
+            None,  # observed_at
+            sanitize_token(request_id) if request_id else None,
+            name,  # route
+            sanitize_token(model_alias) if model_alias else None,
+            status,  # http_status
+            self._content_type_valid,
+            parser.chunk_count,
+            parser.bytes_received,
+            parser.chars_decoded,  # decoded_character_count
+            self.events_seen,  # complete_sse_event_count
+            parser.pending_line_chars,
+            parser.pending_event_chars,
+            route_acc.open_count(),  # open_payload_accumulator_count
+            route_acc.terminal_seen,  # terminal_condition_seen
+            route_acc.telemetry_stop_reason(),
+            outcome._value_,  # stream_outcome (Outcome.value, without the enum's property call)
+            stage if outcome is Outcome.BUFFER_LIMIT else None,  # buffer_limit_stage
+            None,  # retry_decision
+            None,  # duration_ms
         )
-        return StreamResult(
-            route=self.contract.name,
-            outcome=outcome,
-            stage=stage,
-            http_status=self._status,
-            stop_reason=route_acc.stop_reason,
-            committed=complete,
-            text=first.text if first else "",
-            refusal=first.refusal if first else "",
-            reasoning=first.reasoning if first else "",
-            tool_calls=first.tool_calls if first else (),
-            usage=route_acc.usage,
-            provider_error=route_acc.provider_error,
-            choices=choices,
-            telemetry=telemetry,
-            items=first.items if first else (),
-            assistant_message=first.assistant_message if first else None,
-            response_id=route_acc.response_id,
-            model=route_acc.model,
-            citations=first.citations if first else (),
-            logprobs=first.logprobs if first else None,
-            resume=resume,
+        if choices:
+            first = choices[0]
+            return new_result(
+                name, outcome, stage, status, route_acc.stop_reason, complete, first.text, first.refusal,
+                first.reasoning, first.tool_calls, route_acc.usage, route_acc.provider_error, choices, telemetry,
+                first.items, first.assistant_message, route_acc.response_id, route_acc.model, first.citations,
+                first.logprobs, resume,
+            )
+        return new_result(
+            name, outcome, stage, status, route_acc.stop_reason, complete, "", "", "", (), route_acc.usage,
+            route_acc.provider_error, choices, telemetry, (), None, route_acc.response_id, route_acc.model, (),
+            None, resume,
         )

@@ -18,12 +18,36 @@ Every class is a frozen dataclass with ``to_dict()`` giving a JSON-able dict wit
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from typing import Any, ClassVar
+from collections.abc import Callable
+from dataclasses import dataclass, fields, replace
+from typing import Any, ClassVar, TypeVar
 
 from ._outcome import Outcome
 from ._resume import ResumePoint
 from ._telemetry import Telemetry
+
+_T = TypeVar("_T")
+
+
+def slot_builder(cls: type[_T]) -> Callable[..., _T]:
+    """A constructor of the frozen, slotted dataclass ``cls`` that takes every field positionally, in
+    declaration order, and builds the object ``cls(*values)`` builds: the same class, the same
+    values. It sets each slot through its descriptor, where the generated frozen ``__init__`` calls
+    ``object.__setattr__``, which looks each name up first (about twice the cost). Used for the
+    objects every response builds: the result, its telemetry, each choice and the updates."""
+    if not (cls.__dataclass_params__.frozen and "__slots__" in cls.__dict__):  # type: ignore[attr-defined]
+        raise AssertionError(f"{cls.__name__}: not a frozen, slotted dataclass")
+    if hasattr(cls, "__post_init__") or not all(f.init for f in fields(cls)):  # type: ignore[arg-type]
+        raise AssertionError(f"{cls.__name__}: its __init__ does more than set the fields")
+    names = [f.name for f in fields(cls)]  # type: ignore[arg-type]
+    lines = [f"def build({', '.join(names)}):", "    obj = new(cls)"]
+    lines += [f"    set_{name}(obj, {name})" for name in names]
+    lines.append("    return obj")
+    namespace: dict[str, Any] = {"new": object.__new__, "cls": cls}
+    namespace.update({f"set_{name}": getattr(cls, name).__set__ for name in names})  # the slots' descriptors
+    exec("\n".join(lines), namespace)  # generated from the field names, as dataclasses does
+    build: Callable[..., _T] = namespace["build"]
+    return build
 
 
 @dataclass(frozen=True, slots=True)
@@ -295,3 +319,14 @@ class Failed:
 
 
 Update = TextDelta | ToolInputDelta | ToolCallUpdate | Committed | Failed
+
+
+#: Positional constructors (:func:`slot_builder`) of the objects every response builds.
+new_choice = slot_builder(ChoiceResult)
+new_result = slot_builder(StreamResult)
+new_telemetry = slot_builder(Telemetry)
+#: ... and of the updates every stream emits.
+new_text_delta = slot_builder(TextDelta)
+new_input_delta = slot_builder(ToolInputDelta)
+new_call_update = slot_builder(ToolCallUpdate)
+new_committed = slot_builder(Committed)

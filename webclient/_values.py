@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 
 #: ``payload_error`` stage: a text channel or a tool input holds a surrogate with no partner.
 UNPAIRED_SURROGATE = "unpaired_surrogate"
@@ -33,10 +34,31 @@ NON_FINITE_NUMBER = "non_finite_number"
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _PAIR = re.compile("[\ud800-\udbff][\udc00-\udfff]")
+
+
+def parsed_value_encoder(allow_nan: bool) -> Callable[[object], str]:
+    """``json.dumps(value, ensure_ascii=False, allow_nan=allow_nan)`` for values parsed from JSON, built
+    once: the C encoder ``JSONEncoder.encode`` builds anew on every call (with the keyword arguments,
+    ``json.dumps`` builds the ``JSONEncoder`` too), without the cycle check, which a parsed value (a
+    tree) never needs; nesting past the recursion limit raises ``RecursionError`` as there.
+    ``JSONEncoder.encode`` itself where the interpreter has no C encoder."""
+    encoder = json.JSONEncoder(ensure_ascii=False, allow_nan=allow_nan)
+    make = json.encoder.c_make_encoder  # type: ignore[attr-defined]
+    if make is None:
+        return encoder.encode
+    chunks = make(None, encoder.default, json.encoder.encode_basestring, None, encoder.key_separator,
+                  encoder.item_separator, False, False, allow_nan)
+    join = "".join
+
+    def dumps(value: object) -> str:
+        return join(chunks(value, 0))
+
+    return dumps
+
+
 #: What :func:`value_problem` serializes with: exactly ``json.dumps(value, ensure_ascii=False,
-#: allow_nan=False)``, whose keyword arguments would build a new encoder on every call (an encoder
-#: keeps no state between calls).
-_ENCODE = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode
+#: allow_nan=False)`` on a parsed value.
+_ENCODE = parsed_value_encoder(allow_nan=False)
 
 
 def _pair(match: re.Match[str]) -> str:

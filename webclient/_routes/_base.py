@@ -94,6 +94,7 @@ import enum
 import json
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from operator import attrgetter
 from types import MappingProxyType
 from typing import Any, ClassVar, TypeVar
 
@@ -102,10 +103,20 @@ from .._json import loads, more_openers_than, too_deep
 from .._limits import BLOCK_CHARS, ENTRY_CHARS, MAX_JSON_DEPTH, MEASURE_ABOVE_CHARS, Limits
 from .._outcome import Failure, Outcome
 from .._resume import ResumeContract, Sequencer
-from .._telemetry import sanitize_code, stop_reason_token
+from .._telemetry import sanitize_code, sanitize_token, stop_reason_token
 from .._toolcalls import Fragments, ToolCallBuffer, ToolCallState, ToolRegistry
-from .._updates import JSON, ChoiceResult, ProviderError, TextDelta, ToolCall, ToolCallUpdate, ToolInputDelta, Update
-from .._values import UNPAIRED_SURROGATE, clean_text, combine_surrogates
+from .._updates import (
+    JSON,
+    ChoiceResult,
+    ProviderError,
+    ToolCall,
+    Update,
+    new_call_update,
+    new_choice,
+    new_input_delta,
+    new_text_delta,
+)
+from .._values import UNPAIRED_SURROGATE, clean_text, combine_surrogates, parsed_value_encoder
 
 _loads = loads
 #: The scanner ``json.loads`` runs (``scan_once(text, 0) -> (value, end)``), for the envelope step.
@@ -116,7 +127,12 @@ _scan: Callable[[str, int], tuple[Any, int]] = json.JSONDecoder().scan_once  # t
 Handler = Callable[[Any, dict[str, Any]], object]
 _Owner = TypeVar("_Owner")
 
-_dumps = json.dumps
+#: ``json.dumps(value, ensure_ascii=False)`` for a parsed value (usage, call input), without an encoder per call.
+_dumps_text = parsed_value_encoder(allow_nan=True)
+#: The update spellings of two call states (``ToolCallState.X.value``, read once).
+_STREAMING = ToolCallState.STREAMING.value
+_CLOSED = ToolCallState.CLOSED.value
+_BY_INDEX = attrgetter("index")
 
 
 class StopCategory(enum.Enum):
@@ -227,7 +243,8 @@ class TextBuffer(Fragments):
     __slots__ = ("channel", "index")
 
     def __init__(self, channel: str, index: int) -> None:
-        super().__init__()
+        self.parts: list[str] = []  # Fragments.__init__, inline: three per choice
+        self.size = 0
         self.channel = channel
         self.index = index
 
@@ -308,6 +325,8 @@ class RouteAccumulator:
     _handlers: ClassVar[dict[str, Handler]] = {}
     #: Data-only routes: the per-choice state class (a :class:`ChoiceState` subclass).
     choice_state: ClassVar[type[ChoiceState]] = ChoiceState
+    #: Each of the contract's stop reasons -> its telemetry spelling (:func:`sanitize_token`, once per class).
+    _stop_tokens: ClassVar[dict[str, str | None]] = {}
 
     __slots__ = (
         "_accepted",
@@ -421,6 +440,7 @@ class RouteAccumulator:
             raise AssertionError(f"{cls.contract.name}: done_sentinel must be 'terminal' or 'ignored'")
         # (a misspelt method name fails here, at import)
         cls._handlers = {kind: getattr(cls, name) for kind, name in cls.handler_names.items()}
+        cls._stop_tokens = {reason: sanitize_token(reason) for reason in cls.contract.stop_reasons}
 
     # -- the envelope step -------------------------------------------------------------------
 
@@ -548,9 +568,14 @@ class RouteAccumulator:
     def open_count(self) -> int:
         """Choices/blocks/items/calls still open (telemetry). Here: data-only routes' unfinished
         choices plus open tool calls; typed routes override it."""
-        return sum(1 for c in self._choices.values() if c.finish_reason is None) + sum(
-            1 for call in self.calls if call.open
-        )
+        count = 0
+        for c in self._choices.values():
+            if c.finish_reason is None:
+                count += 1
+        for call in self.calls:
+            if call.open:
+                count += 1
+        return count
 
     def choice_results(self, ready: bool) -> tuple[ChoiceResult, ...]:
         """Per-choice view; element 0 is the message the result's ``text`` comes from. Here:
@@ -558,13 +583,18 @@ class RouteAccumulator:
         out = []
         for c in self._ordered_choices():
             calls = self._calls_in(c.calls, ready)
-            out.append(choice(c.index, c.text, c.refusal, c.reasoning, c.finish_reason, calls,
-                              **self._choice_extras(c, calls)))
+            extras = self._choice_extras(c, calls)
+            out.append(new_choice(c.index, c.text.joined(), c.refusal.joined(), c.reasoning.joined(), c.finish_reason,
+                                  calls, extras["items"], extras["citations"], extras["logprobs"],
+                                  extras["assistant_message"]))
         return tuple(out)
 
     def _ordered_choices(self) -> list[ChoiceState]:
         """Data-only routes: the choices seen, in index order."""
-        return sorted(self._choices.values(), key=lambda c: c.index)
+        choices = self._choices
+        if len(choices) < 2:  # the usual single choice: nothing to sort
+            return list(choices.values())
+        return sorted(choices.values(), key=_BY_INDEX)
 
     def stop_reason_known(self, reason: str) -> bool:
         """Whether ``reason`` is in the contract's stop vocabulary or the caller's accepted set
@@ -572,9 +602,16 @@ class RouteAccumulator:
         return reason in self.contract.stop_reasons or (self._accepted is not None and reason in self._accepted)
 
     def telemetry_stop_reason(self) -> str | None:
-        """The stop reason as telemetry records it (:func:`~webclient._telemetry.stop_reason_token`)."""
+        """The stop reason as telemetry records it (:func:`~webclient._telemetry.stop_reason_token`).
+        A reason of the contract is always known (routes' :meth:`stop_reason_known` only add to it):
+        its spelling was sanitized once, with the class."""
         reason = self.stop_reason
-        return stop_reason_token(reason, reason is not None and self.stop_reason_known(reason))
+        if reason is None:
+            return None
+        token = self._stop_tokens.get(reason)
+        if token is not None:
+            return token
+        return stop_reason_token(reason, self.stop_reason_known(reason))
 
     def _identity(self, response_id: object, model: object) -> None:
         """Remember the provider's response id and model: the first non-empty strings sent (charged
@@ -671,9 +708,21 @@ class RouteAccumulator:
     def _terminal_choices(self) -> None:
         """Data-only routes, every choice seen finished: in index order, the first stop reason that
         does not commit decides, else the first choice's reason (``complete``)."""
-        reasons = [c.finish_reason for c in self._ordered_choices() if c.finish_reason is not None]
-        refused = [r for r in reasons if self._stop_failure(r) is not None]
-        self._terminal(refused[0] if refused else reasons[0], 0)
+        choices = self._choices
+        if len(choices) == 1:  # the one reason decides, refused or not
+            for c in choices.values():
+                self._terminal(c.finish_reason, 0)
+            return
+        first = None  # (the routes call this with every choice finished: never None below)
+        for c in self._ordered_choices():
+            reason = c.finish_reason
+            if reason is not None:
+                if self._stop_failure(reason) is not None:
+                    self._terminal(reason, 0)
+                    return
+                if first is None:
+                    first = reason
+        self._terminal(first, 0)
 
     def _refinish(self, st: ChoiceState, reason: str) -> None:
         """A finished choice got another stop reason: a different one that does not commit wins
@@ -711,9 +760,13 @@ class RouteAccumulator:
     def _hold_as(self, key: object, chars: int) -> bool:
         """The replaceable value ``key`` is now charged ``chars``: its previous charge is released.
         Returns False on failure (the previous charge then stays)."""
-        if not self._hold(chars - self._replaced.get(key, 0)):
+        replaced = self._replaced
+        total = self._retained + chars - replaced.get(key, 0)  # _hold's step, inline (usage: most events)
+        if total > self._max_retained:
+            self._fail(Outcome.BUFFER_LIMIT, "retained")
             return False
-        self._replaced[key] = chars
+        self._retained = total
+        replaced[key] = chars
         return True
 
     def _size_of(self, value: object) -> int:
@@ -722,14 +775,16 @@ class RouteAccumulator:
         JSON length, measured once (linear in the event)."""
         size = self._event_size
         if size > MEASURE_ABOVE_CHARS:
-            size = len(_dumps(value, ensure_ascii=False))
+            size = len(_dumps_text(value))
         return size
 
     def _charge_usage(self, usage: dict[str, Any], merge: bool = False) -> bool:
         """The provider's usage object is about to be stored: replacing the last one, or with
         ``merge`` updated into it (its charge then grows by this one's). Ceilings: ``items`` for the
         object, ``retained`` for the account. Returns False on failure."""
-        size = self._size_of(usage)
+        size = self._event_size  # _size_of(usage), inline: usage arrives with most events
+        if size > MEASURE_ABOVE_CHARS:
+            size = len(_dumps_text(usage))
         if merge:
             size += self._replaced.get("usage", 0)
         if size > self._max_items:
@@ -848,9 +903,9 @@ class RouteAccumulator:
         frags = run.parts[self._run_start :]
         text = frags[0] if len(frags) == 1 else "".join(frags)
         if isinstance(run, TextBuffer):
-            self.out.append(TextDelta(run.channel, run.index, text))
+            self.out.append(new_text_delta(run.channel, run.index, text))
         else:
-            self.out.append(ToolInputDelta(run.call, run.id, run.name, text))
+            self.out.append(new_input_delta(run.call, run.id, run.name, text))
 
     def _emit(self, update: Update) -> None:
         if self._run is not None:
@@ -909,7 +964,7 @@ class RouteAccumulator:
             return None
         call = ToolCallBuffer(len(calls), call_id, name, kind)
         calls.append(call)
-        self._emit(ToolCallUpdate(call.call, call_id, name, ToolCallState.STREAMING.value, None, False))
+        self._emit(new_call_update(call.call, call_id, name, _STREAMING, None, False))
         return call
 
     def _tool_input(self, call: ToolCallBuffer, fragment: str) -> bool:
@@ -949,7 +1004,7 @@ class RouteAccumulator:
         if combined is not text:
             self._replace_text(call, combined)
         call.move(ToolCallState.CLOSED)
-        self._emit(ToolCallUpdate(call.call, call.id, call.name, ToolCallState.CLOSED.value, None, False))
+        self._emit(new_call_update(call.call, call.id, call.name, _CLOSED, None, False))
         if not validate:
             return True
         registry = self._registry
@@ -960,7 +1015,7 @@ class RouteAccumulator:
     def _close_call_value(self, call: ToolCallBuffer, value: object) -> bool:
         """Close a call whose input arrived already parsed (Gemini) and validate it."""
         call.move(ToolCallState.CLOSED)
-        self._emit(ToolCallUpdate(call.call, call.id, call.name, ToolCallState.CLOSED.value, None, False))
+        self._emit(new_call_update(call.call, call.id, call.name, _CLOSED, None, False))
         return self._settle(call, *self._registry.check_value(call.name, value))
 
     def _close_call_object(self, call: ToolCallBuffer, value: dict[str, Any]) -> bool:
@@ -969,7 +1024,7 @@ class RouteAccumulator:
         validated as a value."""
         if self._run is call:
             self.flush()
-        text = _dumps(value, ensure_ascii=False)
+        text = _dumps_text(value)
         if len(text) > self._max_tool_input:
             self._fail(Outcome.BUFFER_LIMIT, "tool_input")
             return False
@@ -986,14 +1041,14 @@ class RouteAccumulator:
         if arguments is not None and not self._hold(call.size):
             return False
         call.settle(arguments, stage, problems)
-        self._emit(ToolCallUpdate(call.call, call.id, call.name, call.state.value, arguments, False))
+        self._emit(new_call_update(call.call, call.id, call.name, call.state._value_, arguments, False))
         if stage is not None:
             self._fail(Outcome.PAYLOAD_ERROR, stage)
             return False
         return True
 
     def _calls_in(self, calls: list[ToolCallBuffer], ready: bool) -> tuple[ToolCall, ...]:
-        return tuple(call.snapshot(ready) for call in calls)
+        return tuple([call.snapshot(ready) for call in calls]) if calls else ()
 
 
 def error_fields(obj: object) -> object:
@@ -1008,15 +1063,19 @@ def error_fields(obj: object) -> object:
 
 
 def choice(index: int, text: TextBuffer | None, refusal: TextBuffer | None, reasoning: TextBuffer | None,
-           stop_reason: str | None, calls: tuple[ToolCall, ...], **extras: Any) -> ChoiceResult:
-    """Build a :class:`ChoiceResult` from buffers (missing buffers read as empty); ``extras`` are
-    its ``items``, ``citations``, ``logprobs`` and ``assistant_message``."""
-    return ChoiceResult(
+           stop_reason: str | None, calls: tuple[ToolCall, ...], *, items: tuple[JSON, ...] = (),
+           citations: tuple[JSON, ...] = (), logprobs: JSON = None, assistant_message: JSON = None) -> ChoiceResult:
+    """Build a :class:`ChoiceResult` from buffers (missing buffers read as empty); the keywords are
+    its ``items``, ``citations``, ``logprobs`` and ``assistant_message`` (defaults as the class's)."""
+    return new_choice(
         index,
         text.joined() if text is not None else "",
         refusal.joined() if refusal is not None else "",
         reasoning.joined() if reasoning is not None else "",
         stop_reason,
         calls,
-        **extras,
+        items,
+        citations,
+        logprobs,
+        assistant_message,
     )

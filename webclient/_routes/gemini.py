@@ -46,7 +46,7 @@ from .._limits import ENTRY_CHARS, MAX_JSON_DEPTH
 from .._outcome import Outcome
 from .._toolcalls import ToolCallBuffer
 from .._updates import JSON, ToolCall
-from .._values import UNPAIRED_SURROGATE, clean_text, has_surrogate
+from .._values import UNPAIRED_SURROGATE, clean_text, has_surrogate, parsed_value_encoder
 from ._base import ChoiceState, RouteAccumulator, RouteContract, TextBuffer, stop_table
 
 #: ``finishReason`` by category: the ``FinishReason`` enum of the Gemini API
@@ -97,6 +97,9 @@ _PART_FIELDS = frozenset(k for k, v in CONTENT_TYPES.items() if not v.startswith
 _DATA_FIELDS = frozenset(k for k, v in CONTENT_TYPES.items() if v.startswith("data"))
 #: Candidate fields kept whole as items (the latest of each): read from the table, so the contract names them.
 _CANDIDATE_ITEMS = tuple(k for k, v in CONTENT_TYPES.items() if v == "candidate:item")
+#: Every candidate field :meth:`GeminiAccumulator._candidate_metadata` reads (a candidate with none
+#: of them skips it).
+_CANDIDATE_KEYS = frozenset(k for k, v in CONTENT_TYPES.items() if v.startswith("candidate"))
 
 CONTRACT = RouteContract(
     name="gemini",
@@ -124,8 +127,12 @@ CONTRACT = RouteContract(
 )
 
 _dumps = json.dumps
+#: ``json.dumps(value, ensure_ascii=False)`` for a parsed value (``args``), without an encoder per call.
+_dumps_text = parsed_value_encoder(allow_nan=True)
 # One step of a partialArgs jsonPath: .name | [digits] | ['name'] | ["name"]
 _PATH_STEP = re.compile(r"\.([A-Za-z0-9_\-]+)|\[(\d+)\]|\['([^']*)'\]|\[\"([^\"]*)\"\]")
+#: A whole path of one ``.name`` step (the first alternative of :data:`_PATH_STEP`).
+_ONE_STEP = re.compile(r"\$\.([A-Za-z0-9_\-]+)").fullmatch
 #: Steps of one path at most: the assembled arguments nest no deeper than any JSON webclient parses
 #: (a deeper object could not be serialized or validated without exhausting Pyodide's stack).
 MAX_PATH_STEPS = MAX_JSON_DEPTH
@@ -211,6 +218,9 @@ def parse_path(path: str) -> tuple[list[str | int] | None, int]:
     parse ends). ``work`` counts those characters: at most twice the path's length."""
     if not path.startswith("$"):
         return None, 1
+    one = _ONE_STEP(path)
+    if one is not None:  # the usual "$.name": the one step the loop below would read, and its work
+        return [one[1]], len(path)
     steps: list[str | int] = []
     append = steps.append
     match = _PATH_STEP.match
@@ -250,6 +260,9 @@ def assemble(paths: dict[str, list[str] | tuple[object]]) -> tuple[dict[str, Any
         else:
             value = held[0]
         work += len(steps)
+        if len(steps) == 1:  # "$.name": the loop below would set root[name]
+            root[steps[0]] = value
+            continue
         node: Any = root
         for step, nxt in zip(steps, [*steps[1:], None], strict=True):
             container: dict[str, Any] | list[Any] = {} if isinstance(nxt, str) else []
@@ -295,8 +308,10 @@ class GeminiAccumulator(RouteAccumulator):
         if self.failure is not None:
             return
         if candidates:
-            if all(c.finish_reason is not None for c in self._choices.values()):
-                self._terminal_choices()
+            for c in self._choices.values():
+                if c.finish_reason is None:
+                    return
+            self._terminal_choices()
         else:
             feedback = obj.get("promptFeedback")
             if feedback.__class__ is dict:
@@ -323,9 +338,16 @@ class GeminiAccumulator(RouteAccumulator):
                     if st.finish_reason is not None:  # a finished candidate takes no more parts
                         self._protocol("closed_block")
                         return
-                    if not self._each(parts, self._part, st):
-                        return
-        if not self._candidate_metadata(st, cand):
+                    for part in parts:
+                        # The common part, ``{"text": str}`` and nothing else, goes straight to
+                        # _text_part (what _part decides for it); any other part takes _part's checks.
+                        if part.__class__ is dict and len(part) == 1 and part.get("text").__class__ is str:
+                            self._text_part(st, part["text"], False, None)
+                        else:
+                            self._part(st, part)
+                        if self.failure is not None:
+                            return
+        if not _CANDIDATE_KEYS.isdisjoint(cand) and not self._candidate_metadata(st, cand):
             return
         reason = cand.get("finishReason")
         if reason:
@@ -366,11 +388,12 @@ class GeminiAccumulator(RouteAccumulator):
             self._protocol("envelope")
             return
         p: dict[str, Any] = part
-        data = [key for key in p if key in _DATA_FIELDS]
+        keys = p.keys()
+        data = keys & _DATA_FIELDS
         if len(data) > 1:
             self._protocol("envelope")
             return
-        if any(key not in _PART_FIELDS for key in p):
+        if not keys <= _PART_FIELDS:
             if self._unknown() and self._add_part(st, p):
                 st.items.append(p)
             return
@@ -379,7 +402,7 @@ class GeminiAccumulator(RouteAccumulator):
             if not self._sign("", signature):
                 return
             signature = signature or None  # an empty signature signs nothing
-        field = data[0] if data else None
+        field = data.pop() if data else None
         if field == "text":
             self._text_part(st, p["text"], p.get("thought") is True, signature)
         elif field == "functionCall":
@@ -413,7 +436,7 @@ class GeminiAccumulator(RouteAccumulator):
         start = buf.size
         if not text and signature is None:
             return  # nothing to show and nothing to send back
-        if text and not self._text(buf, text):
+        if text and not self._append(buf, text, self._max_text, "text"):  # _text, one call fewer
             return
         last = st.parts[-1] if st.parts else None
         if (signature is None and last.__class__ is _Run and last.buf is buf
@@ -457,7 +480,7 @@ class GeminiAccumulator(RouteAccumulator):
             if not will_continue and not pieces:
                 args = fc.get("args")
                 value = {} if args is None else args
-                if not self._tool_input(call, _dumps(value, ensure_ascii=False)):
+                if not self._tool_input(call, _dumps_text(value)):
                     return
                 if not self._add_part(st, part):  # a whole call is its own message part, verbatim
                     return
@@ -567,6 +590,8 @@ class GeminiAccumulator(RouteAccumulator):
             else r.native() if r.__class__ is _Call else r
             for r in st.parts
         ]
-        items = [*st.items, *({key: value} for key, value in st.metadata.items())]
-        return {"items": tuple(items), "citations": tuple(st.citations), "logprobs": None,
+        items = tuple(st.items)
+        if st.metadata:
+            items += tuple({key: value} for key, value in st.metadata.items())
+        return {"items": items, "citations": tuple(st.citations), "logprobs": None,
                 "assistant_message": {"role": "model", "parts": parts}}
