@@ -59,6 +59,23 @@ def test_a_pending_value_completed_by_the_next_feed_is_charged_to_work_once_on_t
         assert parser.work - before == len(feed) + len("bcdef"), later
 
 
+def test_a_typed_feed_of_varying_names_is_charged_to_work_once_for_its_text_and_the_value_it_completes() -> None:
+    # The separator of any type ("\n\nevent: "): a feed's ``work`` is its length (one scan) plus
+    # the pending value its head completes ("bcd" + "ef"), whether the parser already had that
+    # separator or switches to it in this feed (a one-name stream meeting another name).
+    parser, _ = _feed_all(["event: a\ndata: 0\n\nevent: b\ndata: 1\n\nevent: a\ndata: bcd"])
+    before, lines = parser.work, parser.lines_interpreted
+    feed = "ef\n\nevent: b\ndata: x\n\nevent: c\ndata: h"
+    assert parser.feed(feed) == [SSEEvent("a", "bcdef", ""), SSEEvent("b", "x", "")]
+    assert (parser.work - before, parser.lines_interpreted) == (len(feed) + len("bcdef"), lines)
+    parser, _ = _feed_all(["event: delta\ndata: 0", "\n\nevent: delta\ndata: 1\n\nevent: delta\ndata: bcd"])
+    before, lines = parser.work, parser.lines_interpreted
+    assert parser.feed(feed) == [SSEEvent("delta", "bcdef", ""), SSEEvent("b", "x", "")]
+    assert (parser.work - before, parser.lines_interpreted) == (len(feed) + len("bcdef"), lines)
+    stream = ("event: delta\ndata: 0\n\nevent: delta\ndata: 1\n\nevent: delta\ndata: bcd" + feed + "\n\n").encode()
+    assert assert_chunking_invariant(_items, stream) == reference_parse(stream)
+
+
 def test_a_typed_feed_completing_a_prefix_cut_inside_its_event_line_is_read_in_one_pass() -> None:
     # A one-name typed stream whose feed ends inside the next event's "event:" line ("even"): the
     # next feed completes the prefix and the value with one split (work: the feed plus the completed
@@ -109,9 +126,35 @@ def test_events_dispatched_counts_each_event_once_under_every_chunking() -> None
     for stream in [b"data: 0\r\n\r\nevent: delta\r\ndata: x\r\n\r", b"\r\n\r\nevent: \r\ndata: \r\n\r",
                    b"data: 0\r\n\r\ndata: 1\r\n\r\ndata: 2\r\n\rdata: 3\r\n\r",
                    # data-only events around a comment block (the steady state's mixed path)
-                   b"data: a\n\ndata: bc\n\ndata: x\n: c\n\ndata: h\n\n"]:
+                   b"data: a\n\ndata: bc\n\ndata: x\n: c\n\ndata: h\n\n",
+                   # typed events of varying names, one of them with an id line (read by the general
+                   # path in the middle of the separator of any type's parts)
+                   b"event: a\ndata: 0\n\nevent: b\ndata: 1\n\nevent: c\nid: 7\ndata: x\n\n"
+                   b"event: a\ndata: 2\n\nevent: b\ndata: 3\n\nevent: c\ndata: 4\n\n"]:
         events, dispatched = assert_chunking_invariant(_dispatch_count, stream)
         assert dispatched == len(events) == len(reference_parse(stream)), stream
+
+
+def _dispatch_count_to_trip(chunks: list[bytes]) -> tuple[list[object], int, object]:
+    parser = SSEParser(Limits(max_line_chars=20, max_event_chars=100))
+    out: list[object] = []
+    for chunk in chunks:
+        out += parser.feed(chunk.decode())
+        if parser.failure is not None:
+            break
+    return out, parser.events_dispatched, parser.failure
+
+
+def test_a_line_ceiling_tripping_in_a_typed_feed_that_first_dispatched_a_pending_event_counts_each_event_once() -> None:
+    # Separator of any type, line ceiling 20 (the steady state takes 14 characters): the last feed
+    # begins with the blank line of an event whose data line ended in the feed before, then holds
+    # one 21-character event line. The general path dispatches the pending event, then the line
+    # trips; each event is counted once, under every chunking.
+    feeds = ["event: a\ndata: 0", "\n\nevent: b\ndata: v\n", "\n\nevent: " + "x" * 14 + "\n\nevent: "]
+    expected = [SSEEvent("a", "0", ""), SSEEvent("b", "v", "")]
+    out, dispatched, failure = _dispatch_count_to_trip([feed.encode() for feed in feeds])
+    assert (out, dispatched, getattr(failure, "stage", None)) == (expected, 2, "line")
+    assert assert_chunking_invariant(_dispatch_count_to_trip, "".join(feeds).encode()) == (out, dispatched, failure)
 
 
 def test_one_typed_event_in_one_feed_is_read_by_the_block_shortcut() -> None:
