@@ -132,6 +132,10 @@ _DELTA_HEAD = re.compile(r'\{"type":"content_block_delta","index":(0|[1-9][0-9]{
 #: What may follow the fragment's closing quote for the event to be taken on the fast path: the two
 #: closing braces, with JSON whitespace between and after them (the API pads its deltas there).
 _DELTA_TAIL = re.compile(r"\}[ \t\n\r]*\}[ \t\n\r]*\Z")
+#: The exact text of a block's ``content_block_stop`` as the API writes it (compact JSON, this key order, JSON
+#: whitespace before and after the closing brace: the API pads its stops there). Group: the index.
+_STOP = re.compile(r'\{"type":"content_block_stop","index":(0|[1-9][0-9]{0,8})[ \t\n\r]*\}[ \t\n\r]*\Z')
+_STOP_START = '{"type":"content_block_stop",'
 #: The JSON string scanner ``json.loads`` uses (strict: control characters refused).
 _scanstring: Callable[[str, int], tuple[str, int]] = json.decoder.scanstring  # type: ignore[attr-defined]
 
@@ -265,6 +269,16 @@ class AnthropicMessagesAccumulator(RouteAccumulator):
                         elif block.server is not None:
                             self._server_input(block.server, fragment)
                         return
+        elif data.startswith(_STOP_START):
+            # A block's stop, exactly :data:`_STOP` (``json.loads`` would give ``{"type", "index"}``), named
+            # ``content_block_stop`` (or not named), for an open block: _block_stop's step, without the object.
+            stop = _STOP.match(data)
+            if stop is not None:
+                name = event.type
+                block = self._blocks.get(int(stop[1]))
+                if block is not None and not block.closed and (name == "content_block_stop" or name == "message"):
+                    self._close(block)
+                    return
         RouteAccumulator.handle(self, event)
 
     # -- message level -------------------------------------------------------------------
@@ -430,8 +444,11 @@ class AnthropicMessagesAccumulator(RouteAccumulator):
 
     def _block_stop(self, obj: dict[str, Any]) -> None:
         block = self._block(obj)
-        if block is None:
-            return
+        if block is not None:
+            self._close(block)
+
+    def _close(self, block: _Block) -> None:
+        """``content_block_stop`` for the open ``block``."""
         block.closed = True
         call = block.call
         if call is not None:
