@@ -142,6 +142,20 @@ def test_thinking_and_signature_stay_out_of_the_text() -> None:
     assert [(u["channel"], u["text"]) for u in updates] == [("reasoning", "hmm ok"), ("text", "Answer")]
 
 
+def test_text_and_thinking_of_several_blocks_join_in_index_order_without_a_refusal() -> None:
+    """Blocks arrive out of index order here; the result reads them by index."""
+    thinking = [block_start(1, {"type": "thinking", "thinking": "", "signature": ""}),
+                delta(1, type="thinking_delta", thinking="first "), block_stop(1),
+                block_start(3, {"type": "thinking", "thinking": "", "signature": ""}),
+                delta(3, type="thinking_delta", thinking="second"), block_stop(3)]
+    events = [*text_block(2, "B", "b "), *thinking, *text_block(0, "A", "a "), *text_block(4, "C")]
+    result, _ = check(ROUTE, message(*events))
+    assert (result.text, result.reasoning, result.refusal) == ("Aa Bb C", "first second", "")
+    assert result.choices[0].refusal == ""
+    assert [block["type"] for block in result.assistant_message["content"]] == [  # type: ignore[index]
+        "text", "thinking", "text", "thinking", "text"]
+
+
 def test_server_tool_blocks_are_not_client_tool_calls_and_skip_the_registry() -> None:
     events = [block_start(0, {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {}}),
               delta(0, type="input_json_delta", partial_json='{"query": "x"}'), block_stop(0),

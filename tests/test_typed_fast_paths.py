@@ -1,8 +1,8 @@
-"""The typed routes' fast paths (Anthropic ``content_block_delta``, Responses ``output_text.delta`` and
-``function_call_arguments.delta`` taken without building the object) end in the same state as the
-general envelope step, event for event.
+"""The typed routes' fast paths (Anthropic ``content_block_delta`` and ``content_block_stop``, Responses
+``output_text.delta`` and ``function_call_arguments.delta`` taken without building the object) end in the
+same state as the general envelope step, event for event.
 
-Each stream is replayed twice: as shipped, and with the fast path's pattern replaced by one that never
+Each stream is replayed twice: as shipped, and with the fast paths' patterns replaced by one that never
 matches (so every event takes the general path). Results (outcome, stage, text, tool calls, telemetry,
 assistant message), merged updates and events seen must be equal, under every chunking.
 """
@@ -144,6 +144,8 @@ def _both(data: bytes, monkeypatch: pytest.MonkeyPatch, route: str = ROUTE, **kw
     module = anthropic_messages if route == ROUTE else openai_responses
     with monkeypatch.context() as m:
         m.setattr(module, "_DELTA_HEAD", NEVER)
+        if route == ROUTE:
+            m.setattr(module, "_STOP", NEVER)
         general = comparable(route, [data], **kwargs)
     assert fast == general
     return fast
@@ -187,6 +189,85 @@ def test_ceilings_trip_at_the_same_event_on_both_paths(ceiling: str, monkeypatch
     data = sse(*OPEN) + frames + sse(*CLOSE)
     result = _both(data, monkeypatch, limits=limits)[0]
     assert (result["outcome"], result["stage"]) == ("buffer_limit", ceiling)  # type: ignore[index]
+
+
+STOP_HEAD = '{"type":"content_block_stop","index":'
+
+
+def stop(index: object, tail: str = "}") -> str:
+    return f"{STOP_HEAD}{index}{tail}"
+
+
+def _stop_stream(probe: tuple[str | None, str], index: int = 0) -> bytes:
+    """The probe in place of block ``index``'s stop, after the deltas (the other blocks close as usual)."""
+    name, data = probe
+    frame = (f"event: {name}\n" if name else "") + f"data: {data}\n\n"
+    return (sse(*OPEN, *CLOSE[:2]) + frame.encode()
+            + sse(*(event for event in CLOSE[2:] if event != block_stop(index))))
+
+
+#: (SSE event name or None, data text, the block whose stop the probe replaces).
+STOP_PROBES: list[tuple[str | None, str, int]] = [
+    ("content_block_stop", stop(0), 0),
+    (None, stop(0), 0),
+    ("content_block_stop", stop(1), 1),
+    ("content_block_stop", stop(2), 2),
+    ("content_block_stop", stop(4), 4),
+    ("content_block_stop", stop(3), 0),
+    ("content_block_stop", stop(7), 0),
+    ("content_block_stop", stop(0, "      }"), 0),
+    ("content_block_stop", stop(0, " \t}\t "), 0),
+    ("content_block_stop", stop(0, "}  "), 0),
+    ("content_block_stop", stop(0, "\u00a0}"), 0),
+    ("content_block_stop", stop(0, "}}"), 0),
+    ("content_block_stop", stop(0, "}x"), 0),
+    ("content_block_stop", stop(0, "x}"), 0),
+    ("content_block_stop", stop(0, ""), 0),
+    ("content_block_stop", stop(0, ',"index":1}'), 0),
+    ("content_block_stop", stop(0, ',"extra":1}'), 0),
+    ("content_block_stop", stop("00"), 0),
+    ("content_block_stop", stop("01"), 1),
+    ("content_block_stop", stop("-1"), 0),
+    ("content_block_stop", stop("0.0"), 0),
+    ("content_block_stop", stop("1e0"), 1),
+    ("content_block_stop", stop("true"), 1),
+    ("content_block_stop", stop(1234567890), 0),
+    ("content_block_stop", stop(0).replace(",", ", "), 0),
+    ("content_block_stop", stop(0).replace('"index":', '"index" :'), 0),
+    ("content_block_delta", stop(0), 0),
+    ("content_block_start", stop(0), 0),
+    ("message_stop", stop(0), 0),
+    ("ping", stop(0), 0),
+    ("error", stop(0), 0),
+]
+
+
+@pytest.mark.parametrize("probe", STOP_PROBES, ids=range(len(STOP_PROBES)))
+def test_a_block_stop_ends_the_same_on_the_fast_and_the_general_path(
+        probe: tuple[str | None, str, int], monkeypatch: pytest.MonkeyPatch) -> None:
+    name, data, index = probe
+    _both(_stop_stream((name, data), index), monkeypatch)
+
+
+def test_the_fast_path_takes_the_stops_the_api_sends() -> None:
+    data = json.dumps({"type": "content_block_stop", "index": 12}, separators=(",", ":"))
+    assert anthropic_messages._STOP.match(data) is not None
+    assert data.startswith(anthropic_messages._STOP_START)
+
+
+def test_a_stop_before_message_start_and_after_message_stop_ends_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
+    data = sse(("content_block_stop", json.loads(stop(0)))) + sse(*OPEN, *CLOSE)
+    assert _both(data, monkeypatch)[0]["stage"] == "order"  # type: ignore[index]
+    data = sse(*OPEN, *CLOSE) + ("event: content_block_stop\ndata: " + stop(0) + "\n\n").encode()
+    assert _both(data, monkeypatch)[0]["stage"] == "after_terminal"  # type: ignore[index]
+
+
+def test_a_tool_input_that_fails_at_its_stop_fails_the_same_on_both_paths(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The stop that closes a client call parses and validates its input there."""
+    broken = ("content_block_delta", json.loads(partial(1, '{\\"a\\": ')))
+    data = sse(*OPEN, broken) + ("event: content_block_stop\ndata: " + stop(1) + "\n\n").encode() + sse(*CLOSE)
+    result = _both(data, monkeypatch)[0]
+    assert (result["outcome"], result["stage"]) == ("payload_error", "tool_json")  # type: ignore[index]
 
 
 # -- Responses -------------------------------------------------------------------------------------
@@ -370,6 +451,9 @@ TAKEN = [
     (ROUTE, ("content_block_delta", partial(4, "")), _stream),
     (ROUTE, ("content_block_delta", thinking(2, "hmm")), _stream),
     (ROUTE, ("content_block_delta", text(0, "padded", "}  \t}\t ")), _stream),
+    (ROUTE, ("content_block_stop", stop(0)), _stop_stream),
+    (ROUTE, (None, stop(0)), _stop_stream),
+    (ROUTE, ("content_block_stop", stop(0, "         }")), _stop_stream),
     (RESPONSES, ("response.output_text.delta", r_text(7, 0, "Hello")), _r_stream),
     (RESPONSES, (None, r_text(7, 0, "unnamed")), _r_stream),
     (RESPONSES, ("response.function_call_arguments.delta", r_args(7, 1, '{\\"b\\": ')), _r_stream),

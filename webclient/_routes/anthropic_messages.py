@@ -40,14 +40,15 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterable, Mapping
+from operator import attrgetter
 from typing import Any, ClassVar
 
 from .._events import SSEEvent
 from .._outcome import Outcome
 from .._toolcalls import Fragments, ToolCallBuffer, parse_tool_input
-from .._updates import JSON, ChoiceResult
+from .._updates import JSON, ChoiceResult, new_choice
 from .._values import value_problem
-from ._base import RouteAccumulator, RouteContract, TextBuffer, choice, stop_table
+from ._base import RouteAccumulator, RouteContract, TextBuffer, stop_table
 
 #: ``stop_reason`` by category: ``StopReason`` (``end_turn | max_tokens | stop_sequence | tool_use |
 #: pause_turn | refusal | model_context_window_exceeded``) and ``BetaStopReason`` (adds
@@ -93,6 +94,9 @@ DELTA_TARGETS = {
     "compaction_delta": ("compaction",),
 }
 
+#: A block's index (the order of the assistant message's content).
+_BY_INDEX = attrgetter("index")
+
 #: Block roles that are result ``items``.
 _ITEM_ROLES = frozenset({"server_call", "result", "compaction", "unknown"})
 
@@ -132,6 +136,10 @@ _DELTA_HEAD = re.compile(r'\{"type":"content_block_delta","index":(0|[1-9][0-9]{
 #: What may follow the fragment's closing quote for the event to be taken on the fast path: the two
 #: closing braces, with JSON whitespace between and after them (the API pads its deltas there).
 _DELTA_TAIL = re.compile(r"\}[ \t\n\r]*\}[ \t\n\r]*\Z")
+#: The exact text of a block's ``content_block_stop`` as the API writes it (compact JSON, this key order, JSON
+#: whitespace before and after the closing brace: the API pads its stops there). Group: the index.
+_STOP = re.compile(r'\{"type":"content_block_stop","index":(0|[1-9][0-9]{0,8})[ \t\n\r]*\}[ \t\n\r]*\Z')
+_STOP_START = '{"type":"content_block_stop",'
 #: The JSON string scanner ``json.loads`` uses (strict: control characters refused).
 _scanstring: Callable[[str, int], tuple[str, int]] = json.decoder.scanstring  # type: ignore[attr-defined]
 
@@ -265,6 +273,16 @@ class AnthropicMessagesAccumulator(RouteAccumulator):
                         elif block.server is not None:
                             self._server_input(block.server, fragment)
                         return
+        elif data.startswith(_STOP_START):
+            # A block's stop, exactly :data:`_STOP` (``json.loads`` would give ``{"type", "index"}``), named
+            # ``content_block_stop`` (or not named), for an open block: _block_stop's step, without the object.
+            stop = _STOP.match(data)
+            if stop is not None:
+                name = event.type
+                block = self._blocks.get(int(stop[1]))
+                if block is not None and not block.closed and (name == "content_block_stop" or name == "message"):
+                    self._close(block)
+                    return
         RouteAccumulator.handle(self, event)
 
     # -- message level -------------------------------------------------------------------
@@ -430,8 +448,11 @@ class AnthropicMessagesAccumulator(RouteAccumulator):
 
     def _block_stop(self, obj: dict[str, Any]) -> None:
         block = self._block(obj)
-        if block is None:
-            return
+        if block is not None:
+            self._close(block)
+
+    def _close(self, block: _Block) -> None:
+        """``content_block_stop`` for the open ``block``."""
         block.closed = True
         call = block.call
         if call is not None:
@@ -459,15 +480,26 @@ class AnthropicMessagesAccumulator(RouteAccumulator):
         return sum(1 for b in self._blocks.values() if not b.closed)
 
     def choice_results(self, ready: bool) -> tuple[ChoiceResult, ...]:
-        ordered = sorted(self._blocks.values(), key=lambda b: b.index)
-        text = TextBuffer("text", 0)
-        reasoning = TextBuffer("reasoning", 0)
-        for b in ordered:
-            if b.text is not None:
-                (text if b.role == "text" else reasoning).parts.append(b.text.joined())
-        content = [b.native() for b in ordered]
-        items = [block for b, block in zip(ordered, content, strict=True) if b.role in _ITEM_ROLES]
-        citations = [c for b in ordered for c in b.citations]
+        # One pass over the blocks in index order: each block's native form, and the text, reasoning, items and
+        # citations read from the blocks in that order.
+        texts: list[str] = []
+        thoughts: list[str] = []
+        content: list[dict[str, Any]] = []
+        items: list[JSON] = []
+        citations: list[JSON] = []
+        for b in sorted(self._blocks.values(), key=_BY_INDEX):
+            block = b.native()
+            content.append(block)
+            role = b.role
+            if role == "text":
+                texts.append(block["text"])
+            elif role == "thinking":
+                thoughts.append(block["thinking"])
+            elif role in _ITEM_ROLES:
+                items.append(block)
+            if b.citations:
+                citations += b.citations
         message = {"role": "assistant", "content": content} if self._started else None
-        return (choice(0, text, None, reasoning, self.stop_reason, self._calls_in(self.calls, ready),
-                       items=(*items, *self._kept), citations=tuple(citations), assistant_message=message),)
+        calls = self._calls_in(self.calls, ready)
+        return (new_choice(0, "".join(texts), "", "".join(thoughts), self.stop_reason, calls, (*items, *self._kept),
+                           tuple(citations), None, message),)
