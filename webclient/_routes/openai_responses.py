@@ -49,9 +49,9 @@ from typing import Any, ClassVar
 from .._events import SSEEvent
 from .._resume import ResumeContract
 from .._toolcalls import ToolCallBuffer
-from .._updates import JSON, ChoiceResult
+from .._updates import JSON, ChoiceResult, new_choice
 from .._values import combine_surrogates
-from ._base import RouteAccumulator, RouteContract, TextBuffer, choice, stop_table
+from ._base import RouteAccumulator, RouteContract, TextBuffer, stop_table
 
 #: Stop reasons: ``response.status`` of the terminal response (``response_status.py``:
 #: ``completed | failed | in_progress | cancelled | queued | incomplete``; the last two are not
@@ -595,18 +595,29 @@ class OpenAIResponsesAccumulator(RouteAccumulator):
         return self._open_blocks()
 
     def choice_results(self, ready: bool) -> tuple[ChoiceResult, ...]:
-        ordered = sorted(self._items.values(), key=lambda i: i.index)
-        text = TextBuffer("text", 0)
-        refusal = TextBuffer("refusal", 0)
-        reasoning = TextBuffer("reasoning", 0)
+        """One choice: the items' channels joined in ``output_index`` order, the items as sent (the kept
+        ones also as ``items``), the calls and citations."""
+        items = self._items
+        ordered = [items[index] for index in sorted(items)]  # (keys are the items' output_index)
+        text: list[str] = []
+        refusal: list[str] = []
+        reasoning: list[str] = []
+        kept: list[JSON] = []
+        message: list[JSON] = []  # (items open only after the start event)
         for i in ordered:
-            for into, buf in ((text, i.text), (refusal, i.refusal), (reasoning, i.reasoning)):
-                if buf is not None:
-                    into.parts.append(buf.joined())
-        message = [i.added if i.final is None else i.final for i in ordered] if self._started else None
-        return (choice(0, text, refusal, reasoning, self.stop_reason, self._calls_in(self.calls, ready),
-                       items=tuple(m for i, m in zip(ordered, message or (), strict=False) if i.kept),
-                       citations=tuple(self._citations), assistant_message=message),)
+            if i.text is not None:
+                text.append(i.text.joined())
+            if i.refusal is not None:
+                refusal.append(i.refusal.joined())
+            if i.reasoning is not None:
+                reasoning.append(i.reasoning.joined())
+            sent = i.added if i.final is None else i.final
+            message.append(sent)
+            if i.kept:
+                kept.append(sent)
+        return (new_choice(0, "".join(text), "".join(refusal), "".join(reasoning), self.stop_reason,
+                           self._calls_in(self.calls, ready), tuple(kept), tuple(self._citations), None,
+                           message if self._started else None),)
 
 
 #: Streamed-input event type -> the call kind it feeds.
