@@ -146,10 +146,13 @@ class Sequencer:
         self._overlap = self.last is not None
         self._strict = self.last is not None
 
-    def take_next(self, number: int) -> bool:
+    def take_next(self, number: int | None) -> bool:
         """What :meth:`admit` does with the number of an event that is not the id event, when that number
         is taken (no number yet, or the next one): take it and return True; otherwise change nothing and
-        return False (``admit`` then decides). For a route's fast path."""
+        return False (``admit`` then decides). ``None`` (an event without a number): True unless numbers are
+        required (a resumed stream). For a route's fast path."""
+        if number is None:
+            return not self._strict
         last = self.last
         if last is not None and number != last + 1:
             return False

@@ -157,22 +157,35 @@ CONTRACT = RouteContract(
 
 _PART_TYPES = {"response.content_part.added": "part", "response.reasoning_summary_part.added": "summary_part"}
 
-#: The exact text of the route's hottest events up to their fragment's opening quote, as api.openai.com
-#: writes them (compact JSON, this key order): ``{"type":"response.output_text.delta","sequence_number":N,
-#: "item_id":"...","output_index":N,"content_index":N,"delta":"...`` and the same for
-#: ``response.function_call_arguments.delta`` (no ``content_index``). Groups: the delta kind, the sequence
-#: number, the output index (JSON integer syntax). ``item_id`` is a string without escapes or control
-#: characters (the general path reads it only when ``output_index`` finds no item).
+#: The exact text of the route's hottest events up to their fragment's opening quote, in the three key orders
+#: the recorded servers write (compact JSON): api.openai.com ``{"type":"response.output_text.delta",
+#: "sequence_number":N,"item_id":"...","output_index":N,"content_index":N,"delta":"...`` (``summary_index`` for a
+#: summary, neither for arguments); LM Studio and the March-2025 API ``{"type":...,"item_id":"...",
+#: "output_index":N,("content_index":N,)"delta":"...`` (the number, if any, after the fragment); OpenRouter
+#: ``{"type":...,("logprobs":[],)"output_index":N,"item_id":"...","content_index":N,"delta":"...``. Groups: the
+#: delta kind, the sequence number (first order only), then the output index of whichever order matched (JSON
+#: integer syntax: its group is the match's ``lastindex``). ``item_id`` is a string without escapes or control
+#: characters (the general path reads it only when ``output_index`` finds no item); the other fields are read
+#: by neither path.
+_INDEX = r"(?:0|[1-9][0-9]{0,8})"
+_PLAIN = r'"[^"\\\x00-\x1f]*"'
 _DELTA_HEAD = re.compile(
-    r'\{"type":"response\.(output_text|function_call_arguments)\.delta","sequence_number":(0|[1-9][0-9]{0,17}),'
-    r'"item_id":"[^"\\\x00-\x1f]*","output_index":(0|[1-9][0-9]{0,8}),(?:"content_index":(?:0|[1-9][0-9]{0,8}),)?'
-    r'"delta":"')
+    r'\{"type":"response\.(output_text|function_call_arguments|reasoning_text|reasoning_summary_text|refusal)'
+    r'\.delta",(?:'
+    rf'"sequence_number":(0|[1-9][0-9]{{0,17}}),"item_id":{_PLAIN},"output_index":({_INDEX}),'
+    rf'(?:"(?:content|summary)_index":{_INDEX},)?'
+    rf'|"item_id":{_PLAIN},"output_index":({_INDEX}),(?:"content_index":{_INDEX},)?'
+    rf'|(?:"logprobs":\[\],)?"output_index":({_INDEX}),"item_id":{_PLAIN},"content_index":{_INDEX},'
+    r')"delta":"')
 #: The fast path's delta kind -> its event type.
-_DELTA_TYPES = {"output_text": "response.output_text.delta",
-                "function_call_arguments": "response.function_call_arguments.delta"}
-#: What may follow the fragment's closing quote: the fields the API adds (an empty ``logprobs`` list, an
-#: ``obfuscation`` string without escapes), the closing brace, JSON whitespace.
-_DELTA_TAIL = re.compile(r'(?:,"logprobs":\[\])?(?:,"obfuscation":"[^"\\\x00-\x1f]*")?\}[ \t\n\r]*\Z')
+_DELTA_TYPES = {kind: f"response.{kind}.delta" for kind in (
+    "output_text", "function_call_arguments", "reasoning_text", "reasoning_summary_text", "refusal")}
+#: What may follow the fragment's closing quote: the fields the servers add (an empty ``logprobs`` list, an
+#: ``obfuscation`` string without escapes, the sequence number when the head had none), the closing brace,
+#: JSON whitespace. Group: the sequence number.
+_DELTA_TAIL = re.compile(
+    rf'(?:,"logprobs":\[\])?(?:,"obfuscation":{_PLAIN})?(?:,"sequence_number":(0|[1-9][0-9]{{0,17}}))?'
+    r'\}[ \t\n\r]*\Z')
 #: The JSON string scanner ``json.loads`` uses (strict: control characters refused).
 _scanstring: Callable[[str, int], tuple[str, int]] = json.decoder.scanstring  # type: ignore[attr-defined]
 
@@ -248,42 +261,55 @@ class OpenAIResponsesAccumulator(RouteAccumulator):
     # -- the typed fast path ------------------------------------------------------------------
 
     def handle(self, event: SSEEvent) -> None:
-        """The envelope step (:meth:`RouteAccumulator.handle`), with a fast path for the text and
-        function-argument deltas that make up nearly every stream: when ``data`` is exactly
-        :data:`_DELTA_HEAD` + one JSON string + :data:`_DELTA_TAIL`, the event is named as its type (or
-        not named), and every check the general path would make passes (not after the terminal event;
-        the sequence number is the next one; an open item at ``output_index``, a message for text, an
-        open function call for arguments), the sequence number is taken and the fragment appended
-        without building the object. In every other case nothing has been changed and the general path
-        decides (``tests/test_typed_fast_paths.py`` compares the two)."""
+        """The envelope step (:meth:`RouteAccumulator.handle`), with a fast path for the deltas that make up
+        nearly every stream (text, refusal, reasoning, summary and function-argument deltas): when ``data`` is
+        exactly :data:`_DELTA_HEAD` + one JSON string + :data:`_DELTA_TAIL` with at most one sequence number, the
+        event is named as its type (or not named), and every check the general path would make passes (not
+        after the terminal event; the sequence number is the next one, or there is none and the stream is not
+        a resumed one; an open item at ``output_index`` with the delta's channel: a message for text and
+        refusals, a reasoning item for reasoning and summaries, an open function call for arguments), the
+        sequence number is taken and the fragment appended without building the object. In every other case
+        nothing has been changed and the general path decides (``tests/test_typed_fast_paths.py`` compares the
+        two)."""
         data = event.data
         match = _DELTA_HEAD.match(data)
         if match is not None and not self.terminal_seen:
             # An open item implies the start event: items open only after response.created.
             kind = match[1]
             name = event.type
-            item = self._items.get(int(match[3]))
+            item = self._items.get(int(match[match.lastindex]))  # type: ignore[index]
             if item is not None and not item.closed and (name == "message" or name == _DELTA_TYPES[kind]):
                 buf: TextBuffer | ToolCallBuffer | None
+                ceiling, stage = self._max_text, "text"
                 if kind == "output_text":
                     buf = item.text
-                    ceiling, stage = self._max_text, "text"
-                else:
+                elif kind == "function_call_arguments":
                     buf = item.call
                     if buf is not None and (buf.kind != "function" or not buf.open):
                         buf = None
                     ceiling, stage = self._max_tool_input, "tool_input"
+                elif kind == "refusal":
+                    buf = item.refusal
+                else:
+                    buf = item.reasoning
                 if buf is not None:
                     try:
                         fragment, end = _scanstring(data, match.end())
                     except ValueError:
                         fragment, end = "", 0  # not a JSON string: the general path reports it
-                    sequencer = self.sequencer
-                    assert sequencer is not None  # contract.resume: every accumulation has one
-                    if end and _DELTA_TAIL.match(data, end) is not None and sequencer.take_next(int(match[2])):
-                        if fragment:
-                            self._append(buf, fragment, ceiling, stage)
-                        return
+                    tail = _DELTA_TAIL.match(data, end) if end else None
+                    if tail is not None:
+                        number, late = match[2], tail[1]
+                        if number is None:
+                            number = late
+                        elif late is not None:  # the key twice: JSON keeps the last, the general path decides
+                            number = ""
+                        sequencer = self.sequencer
+                        assert sequencer is not None  # contract.resume: every accumulation has one
+                        if number != "" and sequencer.take_next(None if number is None else int(number)):
+                            if fragment:
+                                self._append(buf, fragment, ceiling, stage)
+                            return
         RouteAccumulator.handle(self, event)
 
     # -- lifecycle ---------------------------------------------------------------------------
