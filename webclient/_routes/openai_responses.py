@@ -333,7 +333,14 @@ class OpenAIResponsesAccumulator(RouteAccumulator):
                 self._identity(response.get("id"), response.get("model"))
 
     def _open_blocks(self) -> int:
-        return sum(1 for item in self._items.values() if not item.closed) + sum(1 for c in self.calls if c.open)
+        count = 0
+        for item in self._items.values():
+            if not item.closed:
+                count += 1
+        for call in self.calls:
+            if call.open:
+                count += 1
+        return count
 
     def _usage(self, response: dict[str, Any]) -> bool:
         """Keep the terminal response's ``usage`` object, if any. False on failure."""
@@ -428,7 +435,8 @@ class OpenAIResponsesAccumulator(RouteAccumulator):
         key = _CALL_INPUT.get(kind)
         name = it.get("name") if key is not None else kind
         text = it.get(key) if key is not None else None
-        if any(v is not None and v.__class__ is not str for v in (call_id, name, text)):
+        if ((call_id is not None and call_id.__class__ is not str) or (name is not None and name.__class__ is not str)
+                or (text is not None and text.__class__ is not str)):
             self._protocol("envelope")
             return
         call = item.call = self._new_call(call_id, name, kind)
@@ -483,13 +491,22 @@ class OpenAIResponsesAccumulator(RouteAccumulator):
         content = it.get("content")
         if content.__class__ is not list:
             return True
-        for buf, part_type, key in ((item.text, "output_text", "text"), (item.refusal, "refusal", "refusal")):
+        texts: list[Any] = []
+        refusals: list[Any] = []
+        for p in content:  # both channels' parts in one pass; checked channel by channel below
+            if p.__class__ is dict:
+                part_type = p.get("type")
+                if part_type == "output_text":
+                    texts.append(p.get("text"))
+                elif part_type == "refusal":
+                    refusals.append(p.get("refusal"))
+        for buf, pieces in ((item.text, texts), (item.refusal, refusals)):
             assert buf is not None
-            pieces = [p.get(key) for p in content if p.__class__ is dict and p.get("type") == part_type]
-            if any(piece.__class__ is not str for piece in pieces):
-                self._protocol("envelope")
-                return False
-            final = "".join(pieces)  # type: ignore[arg-type]
+            for piece in pieces:
+                if piece.__class__ is not str:
+                    self._protocol("envelope")
+                    return False
+            final = "".join(pieces)
             if self._run is buf:
                 self.flush()  # joined() below merges the fragments the pending delta points into
             if not buf.parts:
