@@ -442,6 +442,15 @@ def test_responses_ceilings_trip_at_the_same_event_on_both_paths(ceiling: str, m
     assert (result["outcome"], result["stage"]) == ("buffer_limit", ceiling)  # type: ignore[index]
 
 
+@pytest.mark.parametrize(("kind", "index"), [("reasoning_text", 2), ("refusal", 0)])
+def test_a_reasoning_or_refusal_delta_trips_the_text_ceiling_at_the_same_event_on_both_paths(
+        kind: str, index: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    frames = "".join("data: " + r_delta(kind, 7 + k, index, "abcd") + "\n\n" for k in range(6))
+    data = sse(*R_OPEN) + frames.encode() + sse(*R_CLOSE)
+    result = _both(data, monkeypatch, RESPONSES, limits=Limits(max_text_chars=12))[0]
+    assert (result["outcome"], result["stage"]) == ("buffer_limit", "text")  # type: ignore[index]
+
+
 def test_arguments_after_their_done_event_end_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
     done = r_event("response.function_call_arguments.done", sequence_number=7, output_index=1, item_id="fc_1",
                    arguments="")

@@ -147,19 +147,21 @@ class Sequencer:
         self.overlap = self.last is not None
         self._strict = self.last is not None
 
-    def take_next(self, number: int | None) -> bool:
+    def take_next(self, number: int) -> bool:
         """What :meth:`admit` does with the number of an event that is not the id event, when that number
         is taken (no number yet, or the next one): take it and return True; otherwise change nothing and
-        return False (``admit`` then decides). ``None`` (an event without a number): True unless numbers are
-        required (a resumed stream). For a route's fast path."""
-        if number is None:
-            return not self._strict
+        return False (``admit`` then decides). For a route's fast path."""
         last = self.last
         if last is not None and number != last + 1:
             return False
         self.overlap = False
         self.last = number
         return True
+
+    def unnumbered_taken(self) -> bool:
+        """What :meth:`admit` does with an event without a number that is not the id event: True (taken,
+        nothing changes) unless numbers are required (a resumed stream). For a route's fast path."""
+        return not self._strict
 
     def admit(self, kind: str, obj: dict[str, Any]) -> str | None:
         """Check one event: ``None`` to take it, ``""`` to drop it unread (a resumed stream's repeat), else the

@@ -163,8 +163,8 @@ _PART_TYPES = {"response.content_part.added": "part", "response.reasoning_summar
 #: summary, neither for arguments); LM Studio and the March-2025 API ``{"type":...,"item_id":"...",
 #: "output_index":N,("content_index":N,)"delta":"...`` (the number, if any, after the fragment); OpenRouter
 #: ``{"type":...,("logprobs":[],)"output_index":N,"item_id":"...","content_index":N,"delta":"...``. Groups: the
-#: delta kind, the sequence number (first order only), then the output index of whichever order matched (JSON
-#: integer syntax: its group is the match's ``lastindex``). ``item_id`` is a string without escapes or control
+#: delta kind, the sequence number (first order only), then the output index of each order (JSON integer
+#: syntax; only the matched order's group is set). ``item_id`` is a string without escapes or control
 #: characters (the general path reads it only when ``output_index`` finds no item); the other fields are read
 #: by neither path.
 _INDEX = r"(?:0|[1-9][0-9]{0,8})"
@@ -181,11 +181,11 @@ _DELTA_HEAD = re.compile(
 _DELTA_TYPES = {kind: f"response.{kind}.delta" for kind in (
     "output_text", "function_call_arguments", "reasoning_text", "reasoning_summary_text", "refusal")}
 #: What may follow the fragment's closing quote: the fields the servers add (an empty ``logprobs`` list, an
-#: ``obfuscation`` string without escapes, the sequence number when the head had none), the closing brace,
-#: JSON whitespace. Group: the sequence number.
-_DELTA_TAIL = re.compile(
-    rf'(?:,"logprobs":\[\])?(?:,"obfuscation":{_PLAIN})?(?:,"sequence_number":(0|[1-9][0-9]{{0,17}}))?'
-    r'\}[ \t\n\r]*\Z')
+#: ``obfuscation`` string without escapes), the closing brace, JSON whitespace; :data:`_LATE_TAIL` also the
+#: sequence number (its group), for the orders that put it there.
+_TAIL = r'(?:,"logprobs":\[\])?(?:,"obfuscation":"[^"\\\x00-\x1f]*")?'
+_DELTA_TAIL = re.compile(_TAIL + r'\}[ \t\n\r]*\Z')
+_LATE_TAIL = re.compile(_TAIL + r'(?:,"sequence_number":(0|[1-9][0-9]{0,17}))?\}[ \t\n\r]*\Z')
 #: The JSON string scanner ``json.loads`` uses (strict: control characters refused).
 _scanstring: Callable[[str, int], tuple[str, int]] = json.decoder.scanstring  # type: ignore[attr-defined]
 
@@ -277,39 +277,42 @@ class OpenAIResponsesAccumulator(RouteAccumulator):
             # An open item implies the start event: items open only after response.created.
             kind = match[1]
             name = event.type
-            item = self._items.get(int(match[match.lastindex]))  # type: ignore[index]
+            item = self._items.get(int(match[3] or match[4] or match[5]))  # (the order that matched)
             if item is not None and not item.closed and (name == "message" or name == _DELTA_TYPES[kind]):
                 buf: TextBuffer | ToolCallBuffer | None
-                ceiling, stage = self._max_text, "text"
                 if kind == "output_text":
                     buf = item.text
+                    ceiling, stage = self._max_text, "text"
                 elif kind == "function_call_arguments":
                     buf = item.call
                     if buf is not None and (buf.kind != "function" or not buf.open):
                         buf = None
                     ceiling, stage = self._max_tool_input, "tool_input"
-                elif kind == "refusal":
-                    buf = item.refusal
                 else:
-                    buf = item.reasoning
+                    buf = item.refusal if kind == "refusal" else item.reasoning
+                    ceiling, stage = self._max_text, "text"
                 if buf is not None:
                     try:
                         fragment, end = _scanstring(data, match.end())
                     except ValueError:
                         fragment, end = "", 0  # not a JSON string: the general path reports it
-                    tail = _DELTA_TAIL.match(data, end) if end else None
-                    if tail is not None:
-                        number, late = match[2], tail[1]
-                        if number is None:
-                            number = late
-                        elif late is not None:  # the key twice: JSON keeps the last, the general path decides
-                            number = ""
-                        sequencer = self.sequencer
-                        assert sequencer is not None  # contract.resume: every accumulation has one
-                        if number != "" and sequencer.take_next(None if number is None else int(number)):
-                            if fragment:
-                                self._append(buf, fragment, ceiling, stage)
-                            return
+                    sequencer = self.sequencer
+                    assert sequencer is not None  # contract.resume: every accumulation has one
+                    number = match[2]
+                    if number is not None:  # the api.openai.com order: nothing numbered after the fragment
+                        taken = end and _DELTA_TAIL.match(data, end) is not None and sequencer.take_next(int(number))
+                    else:
+                        tail = _LATE_TAIL.match(data, end) if end else None
+                        if tail is None:
+                            taken = False
+                        elif tail[1] is not None:
+                            taken = sequencer.take_next(int(tail[1]))
+                        else:
+                            taken = sequencer.unnumbered_taken()
+                    if taken:
+                        if fragment:
+                            self._append(buf, fragment, ceiling, stage)
+                        return
         RouteAccumulator.handle(self, event)
 
     # -- lifecycle ---------------------------------------------------------------------------
