@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from tests.route_fixtures import check, outcome_of, sse
-from tests.test_route_openai_responses import ROUTE, call_item, completed, ev, message_item, stream
+from tests.test_route_openai_responses import CREATED, ROUTE, call_item, completed, ev, message_item, stream
 from webclient import Limits
 
 pytestmark = pytest.mark.usefixtures("no_safety_net")
@@ -206,7 +206,18 @@ def test_a_closed_message_without_deltas_gives_its_text_and_refusal() -> None:
                          ids=["text", "refusal"])
 def test_a_closed_message_part_whose_text_is_not_a_string_is_envelope(content: Any) -> None:
     data = stream(added(type="message"), done(type="message", content=content))
-    assert outcome_of(ROUTE, data) == ("protocol_error", "envelope")
+    result, _ = check(ROUTE, data)
+    assert (result.outcome.value, result.stage) == ("protocol_error", "envelope")
+    assert result.telemetry.open_payload_accumulator_count == 1  # the closing item was not taken
+
+
+def test_an_open_call_counts_with_its_item_in_the_open_accumulators() -> None:
+    added_and_delta = call_item(0, '{"a":1}')[:2]
+    args_done = ev("response.function_call_arguments.done", item_id="fc_0", output_index=0, arguments='{"a":1}')
+    for events, open_count in ((added_and_delta, 2), ([*added_and_delta, args_done], 1)):
+        result, _ = check(ROUTE, sse(CREATED, *events))
+        assert (result.outcome.value, result.stage) == ("truncated", "eof")
+        assert result.telemetry.open_payload_accumulator_count == open_count  # the item, and its call while open
 
 
 def test_a_closed_message_that_disagrees_with_its_deltas_is_item_mismatch_and_stays_open() -> None:

@@ -168,3 +168,26 @@ def test_the_opener_count_is_exact_on_every_path(name: str) -> None:
 def test_the_opener_count_agrees_with_counting_on_any_text(pieces: list[tuple[str, int]], limit: int) -> None:
     text = "".join(opener + "\u4e2d" * gap for opener, gap in pieces)
     assert more_openers_than(text, limit) is (_count(text) > limit)
+
+
+@pytest.mark.parametrize("text", [
+    '{"a": [1, "x"]}', ' {"a": 1}', '{"a": 1} ', '{"a": 1}\n', "\t[1]\r\n", '{"a": 1}x', '{"a": 1} {}', "", " ",
+    "nul", '"s"', "12", "-0.5e3", "1e999", '{"a": NaN}', "Infinity", '{"a": "\\ud83d\\ude00"}', '{"a": "\\ud800"}',
+    '{"a": "tab\t"}', '{"a" 1}', "[1,]", '{"a": 1, "a": 2}', "[" * 3 + "]" * 3,
+])
+def test_the_strict_loader_takes_and_refuses_what_the_strict_decoder_does(text: str) -> None:
+    """The direct scanner call gives ``JSONDecoder(parse_constant=...).decode``'s value or error on every text:
+    surrounding whitespace, trailing data, nothing to read, constants, bad strings, duplicate keys."""
+    def refuse(name: str) -> object:
+        raise ValueError("non-standard JSON constant")
+
+    decoder = json.JSONDecoder(parse_constant=refuse)
+    try:
+        expected: object = ("value", decoder.decode(text))
+    except ValueError as exc:
+        expected = ("error", type(exc), str(exc))
+    try:
+        got: object = ("value", loads_strict(text))
+    except ValueError as exc:
+        got = ("error", type(exc), str(exc))
+    assert got == expected

@@ -84,7 +84,7 @@ def test_a_repeated_or_reordered_sequence_number_is_protocol_error(numbers: tupl
     assert outcome_of(RESPONSES, numbered_stream(*numbers)) == ("protocol_error", stage)
 
 
-@pytest.mark.parametrize("bad", ['"1"', "-1", "1.5", "true"])
+@pytest.mark.parametrize("bad", ['"1"', "-1", "1.5", "true", "2.0", "2e0"])
 def test_a_sequence_number_that_is_not_a_non_negative_integer_is_an_envelope_error(bad: str) -> None:
     data = numbered_stream(0, 1, 2, 3, 4, 5).replace(b'"sequence_number":2', b'"sequence_number":' + bad.encode())
     assert outcome_of(RESPONSES, data) == ("protocol_error", "envelope")
@@ -248,6 +248,38 @@ def test_a_repeat_after_the_resumed_stream_continued_is_sequence_order() -> None
     events = events_of(USAGE)
     session, _ = run_chain([[cut_inside(USAGE, k)], [b"".join([events[k], events[k + 1], events[k]])]])
     assert session.result is not None and session.result.stage == "sequence_order"
+
+
+def test_a_repeat_after_a_resumed_stream_continued_on_the_general_path_is_sequence_order() -> None:
+    """The resumed stream's first new event is taken by the envelope step (these deltas are not in a fast-path
+    key order): from then on a repeat is out of order, not an overlap to drop."""
+    created, added, delta_a, delta_b, done, completed = numbered_stream(0, 1, 2, 3, 4, 5).split(b"\n\n")[:6]
+    frames = [frame + b"\n\n" for frame in (created, added, delta_a, delta_b, done, completed)]
+    first = StreamSession(RESPONSES)
+    first.open(200, "text/event-stream")
+    first.feed(b"".join(frames[:3]))
+    first.abort(Outcome.TIMEOUT, "idle")
+    resumed = StreamSession.resume(first)
+    resumed.open(200, "text/event-stream")
+    resumed.feed(b"".join([frames[1], frames[3], frames[2], *frames[4:]]))  # a repeat, the next, a repeat
+    result = resumed.finish()
+    assert (result.outcome.value, result.stage, result.text) == ("protocol_error", "sequence_order", "ab")
+
+
+def test_the_response_id_is_taken_from_the_start_event_after_a_numbered_unknown_event() -> None:
+    """Unknown event types are tolerated (their numbers counted) even before ``response.created``, whose id is
+    then still the resume point's."""
+    data = sse(("response.future_thing", {"type": "response.future_thing", "sequence_number": 0}),
+               ("response.created", {"type": "response.created", "sequence_number": 1,
+                                     "response": {"id": "resp_9", "status": "in_progress"}}),
+               ("response.output_item.added", {"type": "response.output_item.added", "sequence_number": 2,
+                                               "output_index": 0, "item": {"id": "m", "type": "message"}}))
+    session = StreamSession(RESPONSES)
+    session.open(200, "text/event-stream")
+    session.feed(data)
+    result = session.finish()
+    assert (result.outcome.value, result.stage) == ("truncated", "eof")
+    assert session.resume_point == ResumePoint("resp_9", 2)
 
 
 def test_a_resume_from_a_refused_resume_request_continues_the_same_accumulation() -> None:

@@ -110,6 +110,24 @@ def test_reasoning_and_refusal_items_use_their_channels() -> None:
     assert (result.reasoning, result.refusal, result.text) == ("plan!", "no", "")
 
 
+def test_each_channel_joins_its_items_in_output_index_order_whatever_order_they_opened_in() -> None:
+    def item(index: int, kind: str, *deltas: tuple[str, str]) -> list[tuple[str, dict[str, Any]]]:
+        item_id = f"it_{index}"
+        return [ev("response.output_item.added", output_index=index, item={"id": item_id, "type": kind}),
+                *(ev(f"response.{delta}.delta", item_id=item_id, output_index=index, content_index=0, delta=text)
+                  for delta, text in deltas),
+                ev("response.output_item.done", output_index=index, item={"id": item_id, "type": kind})]
+
+    events = [*item(3, "message", ("output_text", "T3"), ("refusal", "R3")),
+              *item(1, "reasoning", ("reasoning_text", "r1")),
+              *item(0, "message", ("output_text", "T0"), ("refusal", "R0")),
+              *item(2, "reasoning", ("reasoning_summary_text", "s2"))]
+    result, _ = check(ROUTE, stream(*events))
+    assert (result.outcome.value, result.text, result.refusal, result.reasoning) == (
+        "complete", "T0T3", "R0R3", "r1s2")
+    assert [m["id"] for m in result.assistant_message] == ["it_0", "it_1", "it_2", "it_3"]  # type: ignore[union-attr]
+
+
 def test_items_may_close_out_of_order_and_deltas_fall_back_to_item_id() -> None:
     events = [
         ev("response.output_item.added", output_index=0, item={"id": "rs_0", "type": "reasoning"}),

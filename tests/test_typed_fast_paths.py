@@ -1,6 +1,7 @@
 """The typed routes' fast paths (Anthropic ``content_block_delta`` and ``content_block_stop``, Responses
-``output_text.delta`` and ``function_call_arguments.delta`` taken without building the object) end in the
-same state as the general envelope step, event for event.
+``output_text.delta`` and ``function_call_arguments.delta``, and the refusal, reasoning and summary deltas, in
+the key orders of api.openai.com, LM Studio, OpenRouter and the March-2025 API, taken without building the
+object) end in the same state as the general envelope step, event for event.
 
 Each stream is replayed twice: as shipped, and with the fast paths' patterns replaced by one that never
 matches (so every event takes the general path). Results (outcome, stage, text, tool calls, telemetry,
@@ -291,6 +292,25 @@ def r_args(seq: object, index: object, fragment: str, tail: str = ',"obfuscation
             f'"output_index":{index},"delta":"{fragment}"{tail}')
 
 
+def r_delta(kind: str, seq: object, index: object, fragment: str, content: str = '"content_index":0,',
+            tail: str = ',"obfuscation":"aB3"}') -> str:
+    """A ``response.{kind}.delta`` in the api.openai.com order."""
+    return (f'{R_HEAD}{kind}.delta","sequence_number":{seq},"item_id":"it","output_index":{index},{content}'
+            f'"delta":"{fragment}"{tail}')
+
+
+def r_late(kind: str, index: object, fragment: str, tail: str, content: str = '"content_index":0,') -> str:
+    """LM Studio's order (the number, if any, in ``tail``, after the fragment; the March-2025 API's too)."""
+    return f'{R_HEAD}{kind}.delta","item_id":"it","output_index":{index},{content}"delta":"{fragment}"{tail}'
+
+
+def r_router(kind: str, index: object, fragment: str, logprobs: str = "", seq: object = 7,
+             content: str = '"content_index":0,') -> str:
+    """OpenRouter's order."""
+    return (f'{R_HEAD}{kind}.delta",{logprobs}"output_index":{index},"item_id":"it",{content}"delta":"{fragment}",'
+            f'"sequence_number":{seq}}}')
+
+
 #: Items 0 message, 1 function_call, 2 reasoning, 3 custom_tool_call, 4 message (closed); events 0-7.
 R_OPEN = [
     r_event("response.created", sequence_number=0, response={"id": "resp_1", "model": "m"}),
@@ -359,6 +379,46 @@ R_PROBES: list[tuple[str | None, str]] = [
     ("response.output_text.delta", r_args(7, 1, "name mismatch")),
     ("response.function_call_arguments.delta", r_text(7, 0, "name mismatch")),
     ("error", r_text(7, 0, "x")),
+    # the other channels, in the api.openai.com order
+    ("response.refusal.delta", r_delta("refusal", 7, 0, "I can't")),
+    ("response.refusal.delta", r_delta("refusal", 7, 2, "to reasoning")),
+    ("response.reasoning_text.delta", r_delta("reasoning_text", 7, 2, "hmm")),
+    ("response.reasoning_text.delta", r_delta("reasoning_text", 7, 0, "to a message")),
+    ("response.reasoning_text.delta", r_delta("reasoning_text", 7, 1, "to a call")),
+    ("response.reasoning_summary_text.delta", r_delta("reasoning_summary_text", 7, 2, "so", '"summary_index":0,')),
+    ("response.reasoning_summary_text.delta", r_delta("reasoning_summary_text", 8, 2, "gap", '"summary_index":0,')),
+    ("response.reasoning_summary_text.delta", r_delta("reasoning_summary_text", 7, 9, "unknown item")),
+    ("response.reasoning_text.delta", r_delta("output_text", 7, 2, "name mismatch")),
+    # LM Studio: the number after the fragment
+    ("response.reasoning_text.delta", r_late("reasoning_text", 2, "hmm", ',"sequence_number":7}')),
+    ("response.output_text.delta", r_late("output_text", 0, "Hi", ',"logprobs":[],"sequence_number":7}')),
+    ("response.output_text.delta", r_late("output_text", 0, "x", ',"logprobs":[{"token":"x"}],"sequence_number":7}')),
+    ("response.output_text.delta", r_late("output_text", 0, "gap", ',"sequence_number":8}')),
+    ("response.output_text.delta", r_late("output_text", 0, "repeat", ',"sequence_number":6}')),
+    ("response.output_text.delta", r_late("output_text", 0, "x", ',"sequence_number":-7}')),
+    ("response.output_text.delta", r_late("output_text", 0, "x", ',"sequence_number":7.0}')),
+    ("response.output_text.delta", r_late("output_text", 0, "x", ',"sequence_number":"7"}')),
+    ("response.output_text.delta", r_late("output_text", 0, "x", ',"sequence_number":7,"obfuscation":"a"}')),
+    ("response.output_text.delta", r_late("output_text", 9, "unknown item", ',"sequence_number":7}')),
+    # the March-2025 API: no number at all
+    ("response.function_call_arguments.delta", r_late("function_call_arguments", 1, '{\\"b\\": ', "}", "")),
+    ("response.output_text.delta", r_late("output_text", 0, "unnumbered", "}")),
+    ("response.output_text.delta", r_late("output_text", 0, "x", ',"sequence_number":null}')),
+    # a number on both sides of the fragment: JSON keeps the last one
+    ("response.output_text.delta", r_delta("output_text", 99, 0, "twice", tail=',"sequence_number":7}')),
+    ("response.output_text.delta", r_delta("output_text", 7, 0, "twice", tail=',"sequence_number":99}')),
+    ("response.output_text.delta", r_delta("output_text", 7, 0, "twice", tail=',"sequence_number":7}')),
+    # OpenRouter: logprobs first, the output index before the item id
+    ("response.output_text.delta", r_router("output_text", 0, "Hi", '"logprobs":[],')),
+    ("response.reasoning_text.delta", r_router("reasoning_text", 2, "hmm")),
+    ("response.reasoning_text.delta", r_router("reasoning_text", 2, "x", '"logprobs":[1],')),
+    ("response.reasoning_text.delta", r_router("reasoning_text", 2, "x", '"logprobs":[],"logprobs":[],')),
+    ("response.reasoning_text.delta", r_router("reasoning_text", 3, "to a custom call")),
+    ("response.reasoning_text.delta", r_router("reasoning_text", 4, "closed item")),
+    ("response.reasoning_text.delta", r_router("reasoning_text", 2, "gap", seq=8)),
+    ("response.reasoning_text.delta", r_router("reasoning_text", 2, "x", content='"content_index":"0",')),
+    ("response.reasoning_text.delta", r_router("reasoning_text", 2, "x", content="")),
+    (None, r_router("reasoning_text", 2, 'unnamed \\u00e9 \\ud83d\\ude00')),
 ]
 
 
@@ -420,6 +480,35 @@ def test_a_resumed_responses_stream_drops_its_repeats_the_same_on_both_paths(mon
     assert fast[:3] == ("complete", None, "one two")
 
 
+@pytest.mark.parametrize("late", [None, 8, 6])
+def test_an_unnumbered_or_late_numbered_delta_in_a_resumed_stream_ends_the_same(
+        late: int | None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A resumed stream must number every event: a delta without one is ``sequence_missing`` on both paths; one
+    numbered after its fragment (LM Studio's order) is taken, or dropped as a repeat, as on the general path."""
+    first = sse(*R_OPEN) + ("data: " + r_text(7, 0, "one") + "\n\n").encode()
+    tail = "}" if late is None else f',"sequence_number":{late}}}'
+    second = ("data: " + r_late("output_text", 0, " two", tail) + "\n\n").encode()
+
+    def run() -> tuple[object, ...]:
+        session = StreamSession(RESPONSES)
+        session.open(200, "text/event-stream")
+        session.feed(first)
+        session.abort(Outcome.TIMEOUT, "idle")
+        resumed = StreamSession.resume(session)
+        resumed.open(200, "text/event-stream")
+        resumed.feed(second)
+        result = resumed.abort(Outcome.TIMEOUT, "idle") if resumed.result is None else resumed.result
+        return result.outcome.value, result.stage, result.text, resumed.resume_point
+
+    fast = run()
+    with monkeypatch.context() as m:
+        m.setattr(openai_responses, "_DELTA_HEAD", NEVER)
+        assert run() == fast
+    expected = {None: ("protocol_error", "sequence_missing", "one"), 8: ("timeout", "idle", "one two"),
+                6: ("timeout", "idle", "one")}[late]
+    assert fast[:3] == expected
+
+
 @pytest.mark.parametrize("ceiling", ["text", "tool_input", "retained"])
 def test_responses_ceilings_trip_at_the_same_event_on_both_paths(ceiling: str, monkeypatch: pytest.MonkeyPatch) -> None:
     session = StreamSession(RESPONSES)
@@ -432,6 +521,15 @@ def test_responses_ceilings_trip_at_the_same_event_on_both_paths(ceiling: str, m
     data = sse(*R_OPEN) + frames.encode() + sse(*R_CLOSE)
     result = _both(data, monkeypatch, RESPONSES, limits=limits)[0]
     assert (result["outcome"], result["stage"]) == ("buffer_limit", ceiling)  # type: ignore[index]
+
+
+@pytest.mark.parametrize(("kind", "index"), [("reasoning_text", 2), ("refusal", 0)])
+def test_a_reasoning_or_refusal_delta_trips_the_text_ceiling_at_the_same_event_on_both_paths(
+        kind: str, index: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    frames = "".join("data: " + r_delta(kind, 7 + k, index, "abcd") + "\n\n" for k in range(6))
+    data = sse(*R_OPEN) + frames.encode() + sse(*R_CLOSE)
+    result = _both(data, monkeypatch, RESPONSES, limits=Limits(max_text_chars=12))[0]
+    assert (result["outcome"], result["stage"]) == ("buffer_limit", "text")  # type: ignore[index]
 
 
 def test_arguments_after_their_done_event_end_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -458,6 +556,16 @@ TAKEN = [
     (RESPONSES, (None, r_text(7, 0, "unnamed")), _r_stream),
     (RESPONSES, ("response.function_call_arguments.delta", r_args(7, 1, '{\\"b\\": ')), _r_stream),
     (RESPONSES, ("response.function_call_arguments.delta", r_args(7, 1, "")), _r_stream),
+    (RESPONSES, ("response.refusal.delta", r_delta("refusal", 7, 0, "no")), _r_stream),
+    (RESPONSES, ("response.reasoning_text.delta", r_delta("reasoning_text", 7, 2, "so")), _r_stream),
+    (RESPONSES, ("response.reasoning_summary_text.delta",
+                 r_delta("reasoning_summary_text", 7, 2, "so", '"summary_index":0,')), _r_stream),
+    (RESPONSES, ("response.output_text.delta", r_late("output_text", 0, "Hi", ',"logprobs":[],"sequence_number":7}')),
+     _r_stream),
+    (RESPONSES, ("response.function_call_arguments.delta", r_late("function_call_arguments", 1, "{", "}", "")),
+     _r_stream),
+    (RESPONSES, ("response.output_text.delta", r_router("output_text", 0, "Hi", '"logprobs":[],')), _r_stream),
+    (RESPONSES, ("response.reasoning_text.delta", r_router("reasoning_text", 2, "so")), _r_stream),
 ]
 
 

@@ -115,7 +115,16 @@ def loads_strict(text: str) -> Any:
     _refuse_deep(text)
     if text.startswith("\ufeff"):
         raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", text, 0)
-    return _STRICT_DECODER.decode(text)
+    # The scanner ``decode`` ends in, called directly: a text it takes whole (no surrounding whitespace)
+    # is its value; anything else (whitespace, or nothing to take at 0) goes to ``decode``, which
+    # decides. An error inside the text is the one ``decode`` would raise: it starts at 0 either way.
+    try:
+        value, end = _STRICT_SCAN(text, 0)
+    except StopIteration:
+        return _STRICT_DECODER.decode(text)
+    if end != len(text):
+        return _STRICT_DECODER.decode(text)
+    return value
 
 
 def _refuse_constant(name: str) -> Any:
@@ -124,3 +133,4 @@ def _refuse_constant(name: str) -> Any:
 
 #: The decoder :func:`loads_strict` uses: ``json.loads``'s defaults but for ``parse_constant``.
 _STRICT_DECODER = json.JSONDecoder(parse_constant=_refuse_constant)
+_STRICT_SCAN: Any = _STRICT_DECODER.scan_once  # type: ignore[attr-defined]

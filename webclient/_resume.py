@@ -119,18 +119,19 @@ class Sequencer:
     """The sequence-number state of one accumulation (it outlives the sessions that share it). See the module
     docstring for the rules."""
 
-    __slots__ = ("_id_event", "_id_path", "_key", "_overlap", "_strict", "last", "response_id")
+    __slots__ = ("_id_path", "_strict", "id_event", "key", "last", "overlap", "response_id")
 
     def __init__(self, contract: ResumeContract) -> None:
-        self._key = contract.sequence_key
-        self._id_event = contract.id_event
+        #: The event field holding the number, and the event type carrying the response id (as the contract's).
+        self.key = contract.sequence_key
+        self.id_event = contract.id_event
         self._id_path = contract.id_path
         #: The last sequence number taken, else ``None``.
         self.last: int | None = None
         #: The response id from the id event, else ``None``.
         self.response_id: str | None = None
-        # A resumed stream: nothing taken yet in this response (numbers <= last are a repeat to drop).
-        self._overlap = False
+        #: A resumed stream: nothing taken yet in this response (numbers <= last are a repeat to drop).
+        self.overlap = False
         # A resumed stream: every event must be numbered.
         self._strict = False
 
@@ -143,7 +144,7 @@ class Sequencer:
 
     def begin_resume(self) -> None:
         """A new response continues this accumulation: drop its overlap, require numbers from now on."""
-        self._overlap = self.last is not None
+        self.overlap = self.last is not None
         self._strict = self.last is not None
 
     def take_next(self, number: int) -> bool:
@@ -153,14 +154,19 @@ class Sequencer:
         last = self.last
         if last is not None and number != last + 1:
             return False
-        self._overlap = False
+        self.overlap = False
         self.last = number
         return True
+
+    def unnumbered_taken(self) -> bool:
+        """What :meth:`admit` does with an event without a number that is not the id event: True (taken,
+        nothing changes) unless numbers are required (a resumed stream). For a route's fast path."""
+        return not self._strict
 
     def admit(self, kind: str, obj: dict[str, Any]) -> str | None:
         """Check one event: ``None`` to take it, ``""`` to drop it unread (a resumed stream's repeat), else the
         ``protocol_error`` stage that ends the attempt."""
-        number = obj.get(self._key)
+        number = obj.get(self.key)
         if number is None:
             if self._strict:
                 return "sequence_missing"
@@ -171,10 +177,10 @@ class Sequencer:
             if last is not None and number != last + 1:
                 if number > last:
                     return "sequence_gap"
-                return "" if self._overlap else "sequence_order"
-            self._overlap = False
+                return "" if self.overlap else "sequence_order"
+            self.overlap = False
             self.last = number
-        if kind == self._id_event:
+        if kind == self.id_event:
             value: Any = obj
             for key in self._id_path:
                 value = value.get(key) if value.__class__ is dict else None

@@ -523,12 +523,21 @@ class RouteAccumulator:
         if self._cross_check and name != "message" and name != kind:
             self._protocol("event_name")
             return
-        if self.sequencer is not None:
-            stage = self.sequencer.admit(kind, obj)
-            if stage is not None:
-                if stage:
-                    self._protocol(stage)
-                return
+        sequencer = self.sequencer
+        if sequencer is not None:
+            number = obj.get(sequencer.key)
+            last = sequencer.last
+            if number.__class__ is int and last is not None and number == last + 1 and kind != sequencer.id_event:
+                # Sequencer.admit's usual case, inline: the next number (so >= 0) on an event that does not
+                # carry the response id is taken.
+                sequencer.overlap = False
+                sequencer.last = number
+            else:
+                stage = sequencer.admit(kind, obj)
+                if stage is not None:
+                    if stage:
+                        self._protocol(stage)
+                    return
         handler = self._handlers.get(kind)
         if handler is None:
             return

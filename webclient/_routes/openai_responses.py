@@ -49,9 +49,9 @@ from typing import Any, ClassVar
 from .._events import SSEEvent
 from .._resume import ResumeContract
 from .._toolcalls import ToolCallBuffer
-from .._updates import JSON, ChoiceResult
+from .._updates import JSON, ChoiceResult, new_choice
 from .._values import combine_surrogates
-from ._base import RouteAccumulator, RouteContract, TextBuffer, choice, stop_table
+from ._base import RouteAccumulator, RouteContract, TextBuffer, stop_table
 
 #: Stop reasons: ``response.status`` of the terminal response (``response_status.py``:
 #: ``completed | failed | in_progress | cancelled | queued | incomplete``; the last two are not
@@ -157,22 +157,35 @@ CONTRACT = RouteContract(
 
 _PART_TYPES = {"response.content_part.added": "part", "response.reasoning_summary_part.added": "summary_part"}
 
-#: The exact text of the route's hottest events up to their fragment's opening quote, as api.openai.com
-#: writes them (compact JSON, this key order): ``{"type":"response.output_text.delta","sequence_number":N,
-#: "item_id":"...","output_index":N,"content_index":N,"delta":"...`` and the same for
-#: ``response.function_call_arguments.delta`` (no ``content_index``). Groups: the delta kind, the sequence
-#: number, the output index (JSON integer syntax). ``item_id`` is a string without escapes or control
-#: characters (the general path reads it only when ``output_index`` finds no item).
+#: The exact text of the route's hottest events up to their fragment's opening quote, in the three key orders
+#: the recorded servers write (compact JSON): api.openai.com ``{"type":"response.output_text.delta",
+#: "sequence_number":N,"item_id":"...","output_index":N,"content_index":N,"delta":"...`` (``summary_index`` for a
+#: summary, neither for arguments); LM Studio and the March-2025 API ``{"type":...,"item_id":"...",
+#: "output_index":N,("content_index":N,)"delta":"...`` (the number, if any, after the fragment); OpenRouter
+#: ``{"type":...,("logprobs":[],)"output_index":N,"item_id":"...","content_index":N,"delta":"...``. Groups: the
+#: delta kind, the sequence number (first order only), then the output index of each order (JSON integer
+#: syntax; only the matched order's group is set). ``item_id`` is a string without escapes or control
+#: characters (the general path reads it only when ``output_index`` finds no item); the other fields are read
+#: by neither path.
+_INDEX = r"(?:0|[1-9][0-9]{0,8})"
+_PLAIN = r'"[^"\\\x00-\x1f]*"'
 _DELTA_HEAD = re.compile(
-    r'\{"type":"response\.(output_text|function_call_arguments)\.delta","sequence_number":(0|[1-9][0-9]{0,17}),'
-    r'"item_id":"[^"\\\x00-\x1f]*","output_index":(0|[1-9][0-9]{0,8}),(?:"content_index":(?:0|[1-9][0-9]{0,8}),)?'
-    r'"delta":"')
+    r'\{"type":"response\.(output_text|function_call_arguments|reasoning_text|reasoning_summary_text|refusal)'
+    r'\.delta",(?:'
+    rf'"sequence_number":(0|[1-9][0-9]{{0,17}}),"item_id":{_PLAIN},"output_index":({_INDEX}),'
+    rf'(?:"(?:content|summary)_index":{_INDEX},)?'
+    rf'|"item_id":{_PLAIN},"output_index":({_INDEX}),(?:"content_index":{_INDEX},)?'
+    rf'|(?:"logprobs":\[\],)?"output_index":({_INDEX}),"item_id":{_PLAIN},"content_index":{_INDEX},'
+    r')"delta":"')
 #: The fast path's delta kind -> its event type.
-_DELTA_TYPES = {"output_text": "response.output_text.delta",
-                "function_call_arguments": "response.function_call_arguments.delta"}
-#: What may follow the fragment's closing quote: the fields the API adds (an empty ``logprobs`` list, an
-#: ``obfuscation`` string without escapes), the closing brace, JSON whitespace.
-_DELTA_TAIL = re.compile(r'(?:,"logprobs":\[\])?(?:,"obfuscation":"[^"\\\x00-\x1f]*")?\}[ \t\n\r]*\Z')
+_DELTA_TYPES = {kind: f"response.{kind}.delta" for kind in (
+    "output_text", "function_call_arguments", "reasoning_text", "reasoning_summary_text", "refusal")}
+#: What may follow the fragment's closing quote: the fields the servers add (an empty ``logprobs`` list, an
+#: ``obfuscation`` string without escapes), the closing brace, JSON whitespace; :data:`_LATE_TAIL` also the
+#: sequence number (its group), for the orders that put it there.
+_TAIL = r'(?:,"logprobs":\[\])?(?:,"obfuscation":"[^"\\\x00-\x1f]*")?'
+_DELTA_TAIL = re.compile(_TAIL + r'\}[ \t\n\r]*\Z')
+_LATE_TAIL = re.compile(_TAIL + r'(?:,"sequence_number":(0|[1-9][0-9]{0,17}))?\}[ \t\n\r]*\Z')
 #: The JSON string scanner ``json.loads`` uses (strict: control characters refused).
 _scanstring: Callable[[str, int], tuple[str, int]] = json.decoder.scanstring  # type: ignore[attr-defined]
 
@@ -248,31 +261,36 @@ class OpenAIResponsesAccumulator(RouteAccumulator):
     # -- the typed fast path ------------------------------------------------------------------
 
     def handle(self, event: SSEEvent) -> None:
-        """The envelope step (:meth:`RouteAccumulator.handle`), with a fast path for the text and
-        function-argument deltas that make up nearly every stream: when ``data`` is exactly
-        :data:`_DELTA_HEAD` + one JSON string + :data:`_DELTA_TAIL`, the event is named as its type (or
-        not named), and every check the general path would make passes (not after the terminal event;
-        the sequence number is the next one; an open item at ``output_index``, a message for text, an
-        open function call for arguments), the sequence number is taken and the fragment appended
-        without building the object. In every other case nothing has been changed and the general path
-        decides (``tests/test_typed_fast_paths.py`` compares the two)."""
+        """The envelope step (:meth:`RouteAccumulator.handle`), with a fast path for the deltas that make up
+        nearly every stream (text, refusal, reasoning, summary and function-argument deltas): when ``data`` is
+        exactly :data:`_DELTA_HEAD` + one JSON string + :data:`_DELTA_TAIL` with at most one sequence number, the
+        event is named as its type (or not named), and every check the general path would make passes (not
+        after the terminal event; the sequence number is the next one, or there is none and the stream is not
+        a resumed one; an open item at ``output_index`` with the delta's channel: a message for text and
+        refusals, a reasoning item for reasoning and summaries, an open function call for arguments), the
+        sequence number is taken and the fragment appended without building the object. In every other case
+        nothing has been changed and the general path decides (``tests/test_typed_fast_paths.py`` compares the
+        two)."""
         data = event.data
         match = _DELTA_HEAD.match(data)
         if match is not None and not self.terminal_seen:
             # An open item implies the start event: items open only after response.created.
             kind = match[1]
             name = event.type
-            item = self._items.get(int(match[3]))
+            item = self._items.get(int(match[3] or match[4] or match[5]))  # (the order that matched)
             if item is not None and not item.closed and (name == "message" or name == _DELTA_TYPES[kind]):
                 buf: TextBuffer | ToolCallBuffer | None
                 if kind == "output_text":
                     buf = item.text
                     ceiling, stage = self._max_text, "text"
-                else:
+                elif kind == "function_call_arguments":
                     buf = item.call
                     if buf is not None and (buf.kind != "function" or not buf.open):
                         buf = None
                     ceiling, stage = self._max_tool_input, "tool_input"
+                else:
+                    buf = item.refusal if kind == "refusal" else item.reasoning
+                    ceiling, stage = self._max_text, "text"
                 if buf is not None:
                     try:
                         fragment, end = _scanstring(data, match.end())
@@ -280,7 +298,18 @@ class OpenAIResponsesAccumulator(RouteAccumulator):
                         fragment, end = "", 0  # not a JSON string: the general path reports it
                     sequencer = self.sequencer
                     assert sequencer is not None  # contract.resume: every accumulation has one
-                    if end and _DELTA_TAIL.match(data, end) is not None and sequencer.take_next(int(match[2])):
+                    number = match[2]
+                    if number is not None:  # the api.openai.com order: nothing numbered after the fragment
+                        taken = end and _DELTA_TAIL.match(data, end) is not None and sequencer.take_next(int(number))
+                    else:
+                        tail = _LATE_TAIL.match(data, end) if end else None
+                        if tail is None:
+                            taken = False
+                        elif tail[1] is not None:
+                            taken = sequencer.take_next(int(tail[1]))
+                        else:
+                            taken = sequencer.unnumbered_taken()
+                    if taken:
                         if fragment:
                             self._append(buf, fragment, ceiling, stage)
                         return
@@ -307,7 +336,14 @@ class OpenAIResponsesAccumulator(RouteAccumulator):
                 self._identity(response.get("id"), response.get("model"))
 
     def _open_blocks(self) -> int:
-        return sum(1 for item in self._items.values() if not item.closed) + sum(1 for c in self.calls if c.open)
+        count = 0
+        for item in self._items.values():
+            if not item.closed:
+                count += 1
+        for call in self.calls:
+            if call.open:
+                count += 1
+        return count
 
     def _usage(self, response: dict[str, Any]) -> bool:
         """Keep the terminal response's ``usage`` object, if any. False on failure."""
@@ -402,7 +438,8 @@ class OpenAIResponsesAccumulator(RouteAccumulator):
         key = _CALL_INPUT.get(kind)
         name = it.get("name") if key is not None else kind
         text = it.get(key) if key is not None else None
-        if any(v is not None and v.__class__ is not str for v in (call_id, name, text)):
+        if ((call_id is not None and call_id.__class__ is not str) or (name is not None and name.__class__ is not str)
+                or (text is not None and text.__class__ is not str)):
             self._protocol("envelope")
             return
         call = item.call = self._new_call(call_id, name, kind)
@@ -457,13 +494,22 @@ class OpenAIResponsesAccumulator(RouteAccumulator):
         content = it.get("content")
         if content.__class__ is not list:
             return True
-        for buf, part_type, key in ((item.text, "output_text", "text"), (item.refusal, "refusal", "refusal")):
+        texts: list[Any] = []
+        refusals: list[Any] = []
+        for p in content:  # both channels' parts in one pass; checked channel by channel below
+            if p.__class__ is dict:
+                part_type = p.get("type")
+                if part_type == "output_text":
+                    texts.append(p.get("text"))
+                elif part_type == "refusal":
+                    refusals.append(p.get("refusal"))
+        for buf, pieces in ((item.text, texts), (item.refusal, refusals)):
             assert buf is not None
-            pieces = [p.get(key) for p in content if p.__class__ is dict and p.get("type") == part_type]
-            if any(piece.__class__ is not str for piece in pieces):
-                self._protocol("envelope")
-                return False
-            final = "".join(pieces)  # type: ignore[arg-type]
+            for piece in pieces:
+                if piece.__class__ is not str:
+                    self._protocol("envelope")
+                    return False
+            final = "".join(pieces)
             if self._run is buf:
                 self.flush()  # joined() below merges the fragments the pending delta points into
             if not buf.parts:
@@ -595,18 +641,29 @@ class OpenAIResponsesAccumulator(RouteAccumulator):
         return self._open_blocks()
 
     def choice_results(self, ready: bool) -> tuple[ChoiceResult, ...]:
-        ordered = sorted(self._items.values(), key=lambda i: i.index)
-        text = TextBuffer("text", 0)
-        refusal = TextBuffer("refusal", 0)
-        reasoning = TextBuffer("reasoning", 0)
+        """One choice: the items' channels joined in ``output_index`` order, the items as sent (the kept
+        ones also as ``items``), the calls and citations."""
+        items = self._items
+        ordered = [items[index] for index in sorted(items)]  # (keys are the items' output_index)
+        text: list[str] = []
+        refusal: list[str] = []
+        reasoning: list[str] = []
+        kept: list[JSON] = []
+        message: list[JSON] = []  # (items open only after the start event)
         for i in ordered:
-            for into, buf in ((text, i.text), (refusal, i.refusal), (reasoning, i.reasoning)):
-                if buf is not None:
-                    into.parts.append(buf.joined())
-        message = [i.added if i.final is None else i.final for i in ordered] if self._started else None
-        return (choice(0, text, refusal, reasoning, self.stop_reason, self._calls_in(self.calls, ready),
-                       items=tuple(m for i, m in zip(ordered, message or (), strict=False) if i.kept),
-                       citations=tuple(self._citations), assistant_message=message),)
+            if i.text is not None:
+                text.append(i.text.joined())
+            if i.refusal is not None:
+                refusal.append(i.refusal.joined())
+            if i.reasoning is not None:
+                reasoning.append(i.reasoning.joined())
+            sent = i.added if i.final is None else i.final
+            message.append(sent)
+            if i.kept:
+                kept.append(sent)
+        return (new_choice(0, "".join(text), "".join(refusal), "".join(reasoning), self.stop_reason,
+                           self._calls_in(self.calls, ready), tuple(kept), tuple(self._citations), None,
+                           message if self._started else None),)
 
 
 #: Streamed-input event type -> the call kind it feeds.
