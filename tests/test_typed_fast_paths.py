@@ -455,6 +455,18 @@ def test_a_responses_delta_after_the_terminal_event_ends_the_same(monkeypatch: p
     assert result["stage"] == "after_terminal"  # type: ignore[index]
 
 
+def _resumed_after_timeout(first: bytes, second: bytes) -> StreamSession:
+    """A Responses attempt fed ``first`` and timed out, then resumed and fed ``second``."""
+    session = StreamSession(RESPONSES)
+    session.open(200, "text/event-stream")
+    session.feed(first)
+    session.abort(Outcome.TIMEOUT, "idle")
+    resumed = StreamSession.resume(session)
+    resumed.open(200, "text/event-stream")
+    resumed.feed(second)
+    return resumed
+
+
 def test_a_resumed_responses_stream_drops_its_repeats_the_same_on_both_paths(monkeypatch: pytest.MonkeyPatch) -> None:
     first = sse(*R_OPEN) + ("data: " + r_text(7, 0, "one") + "\n\n").encode()
     second = (("data: " + r_text(6, 0, "x") + "\n\n") + ("data: " + r_text(7, 0, "one") + "\n\n")
@@ -463,13 +475,7 @@ def test_a_resumed_responses_stream_drops_its_repeats_the_same_on_both_paths(mon
                   for name, event in R_CLOSE))
 
     def run() -> tuple[object, ...]:
-        session = StreamSession(RESPONSES)
-        session.open(200, "text/event-stream")
-        session.feed(first)
-        session.abort(Outcome.TIMEOUT, "idle")
-        resumed = StreamSession.resume(session)
-        resumed.open(200, "text/event-stream")
-        resumed.feed(second)
+        resumed = _resumed_after_timeout(first, second)
         result = resumed.finish()
         return result.outcome.value, result.stage, result.text, result.tool_calls
 
@@ -490,13 +496,7 @@ def test_an_unnumbered_or_late_numbered_delta_in_a_resumed_stream_ends_the_same(
     second = ("data: " + r_late("output_text", 0, " two", tail) + "\n\n").encode()
 
     def run() -> tuple[object, ...]:
-        session = StreamSession(RESPONSES)
-        session.open(200, "text/event-stream")
-        session.feed(first)
-        session.abort(Outcome.TIMEOUT, "idle")
-        resumed = StreamSession.resume(session)
-        resumed.open(200, "text/event-stream")
-        resumed.feed(second)
+        resumed = _resumed_after_timeout(first, second)
         result = resumed.abort(Outcome.TIMEOUT, "idle") if resumed.result is None else resumed.result
         return result.outcome.value, result.stage, result.text, resumed.resume_point
 
