@@ -261,7 +261,8 @@ class SSEParser:
             # ceiling.
             if self._any_type:
                 out: list[SSEItem] = []
-                self._named_parts(parts, crlf, out, size)
+                self.work += size
+                self._named_parts(parts, crlf, out)
                 return out
             head = parts[0]
             pending = self._data_tail
@@ -324,7 +325,7 @@ class SSEParser:
         if len(parts) == 1 or len(text) - len(separator) * (len(parts) - 1) > self._fast_cap:
             return False
         self._use_separator(self._prefix_type, True)
-        self._named_parts(parts, crlf, out, 0)
+        self._named_parts(parts, crlf, out)
         return True
 
     def _rest_of_event(self, head: str, crlf: bool) -> str | None:
@@ -388,13 +389,13 @@ class SSEParser:
         elif not self._ended_value(event_type, tail, prefix, crlf, out):
             self._lines(prefix + tail, crlf, out)
 
-    def _named_parts(self, parts: list[str], crlf: bool, out: list[SSEItem], scanned: int) -> None:
+    def _named_parts(self, parts: list[str], crlf: bool, out: list[SSEItem]) -> None:
         """The steady state with the separator of any type (``"\n\nevent: "``): each part but the
         first and the last is ``NAME\ndata: VALUE``; a part that is not is read by the general
-        path from its block start. ``scanned`` is added to ``work`` (the caller's text, when it
-        has not counted it)."""
+        path from its block start."""
         tail = parts.pop()
         head = parts[0]
+        eol2 = "\r\n\r\n" if crlf else "\n\n"
         inner = "\r\ndata: " if crlf else "\ndata: "
         value = self._data_tail
         if (value is not None and "\n" not in head and not (crlf and "\r" in head)
@@ -402,11 +403,10 @@ class SSEParser:
             # The usual first part: the rest of the pending value.
             value += head
             first: SSEEvent | None = _tuple_new(SSEEvent, (self._event_type or "message", value, self._id_buffer))
-            self.work += scanned + len(value)
+            self.work += len(value)
             self._data_tail = None
             self._event_type = ""
         else:
-            self.work += scanned
             eol = "\r\n" if crlf else "\n"
             if self._data and not self._line_len and head.startswith(eol):
                 # The blank line that dispatches a pending event whose lines have all ended (the
@@ -414,32 +414,28 @@ class SSEParser:
                 out.append(self._dispatch_pending())
                 head = head[len(eol) :]
             first = self._begun_event(head, crlf)
-        # The items from here on that this method builds are events it dispatches; ``start``
-        # discounts the rest (those of the general path, which counts its own).
         if first is not None:
-            start = len(out)
             out.append(first)
+            dispatched = 1
         else:
-            self._lines(head + ("\r\n\r\n" if crlf else "\n\n"), crlf, out)
+            self._lines(head + eol2, crlf, out)
             if self.failure is not None:
                 return
-            start = len(out)
+            dispatched = 0
         id_buffer = self._id_buffer
-        del parts[0]
-        for part in parts:
+        for part in parts[1:]:
             name, found, value = part.partition(inner)
             if found and "\n" not in value and "\n" not in name and not (crlf and ("\r" in value or "\r" in name)):
                 out.append(_tuple_new(SSEEvent, (name or "message", value, id_buffer)))
+                dispatched += 1
             else:
                 self.last_event_id = id_buffer
-                before = len(out)
-                self._lines(_ANY_TYPE + part + ("\r\n\r\n" if crlf else "\n\n"), crlf, out)
-                start += len(out) - before
+                self._lines(_ANY_TYPE + part + eol2, crlf, out)
                 if self.failure is not None:
-                    self.events_dispatched += len(out) - start
+                    self.events_dispatched += dispatched
                     return
                 id_buffer = self._id_buffer
-        self.events_dispatched += len(out) - start
+        self.events_dispatched += dispatched
         # Every part ended with a dispatch (its blank line), which set the last event ID string.
         self.last_event_id = id_buffer
         # The last part begins the next event: "NAME\ndata: VALUE" so far, or the name so far.

@@ -1069,22 +1069,3 @@ def error_fields(obj: object) -> object:
             return nested
         return {"code": obj.get("code")}
     return None
-
-
-def choice(index: int, text: TextBuffer | None, refusal: TextBuffer | None, reasoning: TextBuffer | None,
-           stop_reason: str | None, calls: tuple[ToolCall, ...], *, items: tuple[JSON, ...] = (),
-           citations: tuple[JSON, ...] = (), logprobs: JSON = None, assistant_message: JSON = None) -> ChoiceResult:
-    """Build a :class:`ChoiceResult` from buffers (missing buffers read as empty); the keywords are
-    its ``items``, ``citations``, ``logprobs`` and ``assistant_message`` (defaults as the class's)."""
-    return new_choice(
-        index,
-        text.joined() if text is not None else "",
-        refusal.joined() if refusal is not None else "",
-        reasoning.joined() if reasoning is not None else "",
-        stop_reason,
-        calls,
-        items,
-        citations,
-        logprobs,
-        assistant_message,
-    )
