@@ -229,3 +229,146 @@ def test_a_feed_exactly_at_the_steady_state_cap_is_split_on_the_separator_of_any
     assert parser.feed(feed) == [SSEEvent("message", "e", "")]
     assert parser.lines_interpreted == 3
     assert parser.feed("data: x\n\n") == [SSEEvent("ping", "x", "")]
+
+
+# A feed split on a one-name separator ("\n\nevent: d\ndata: ") whose part k holds another event (a
+# name change, a comment, an id or retry line, a multi-line value): the k events before it are kept
+# as built, and the text from the block start after event k-1's blank line is read by the separator
+# of any type (or the general path). Checked on big feeds (dozens of events each), with the break at
+# the first, a middle and the last part, LF and CRLF, against the oracle under every chunking.
+
+def _observed(chunks: list[bytes], limits: Limits | None = None) -> tuple[object, ...]:
+    parser = SSEParser(limits or Limits())
+    out: list[object] = []
+    for chunk in chunks:
+        out += parser.feed(chunk.decode())
+        if parser.failure is not None:
+            break
+    return (out, parser.events_dispatched, parser.last_event_id, parser.comment_lines, parser.retry,
+            parser.unknown_fields, parser.failure, parser.pending_line_chars, parser.pending_event_chars)
+
+
+def _typed(names: list[str], start: int = 0) -> str:
+    return "".join(f"event: {name}\ndata: {start + i}\n\n" for i, name in enumerate(names))
+
+
+# Ten events named "d" put the parser on the separator of "d"; "b" is left pending.
+_SETTLE = "".join(f"event: d\ndata: a{i}\n\n" for i in range(10)) + "event: d\ndata: b"
+_BREAKS = {
+    "name change": "event: e\ndata: E\n\nevent: f\ndata: F\n\n",
+    "comment": ": keep-alive\n\n",
+    "id and retry": "id: 7\nretry: 30\n\n",
+    "multi-line value": "event: d\ndata: m1\ndata: m2\n\n",
+}
+
+
+def _break_feed(at: int, inserted: str, events: int = 40) -> str:
+    """The rest of the pending "b" event, then ``events`` events named "d" with ``inserted`` after
+    the ``at``-th of them, then the start of one more."""
+    body = _typed(["d"] * at, 100) + inserted + _typed(["d"] * (events - at), 200)
+    return "\n\n" + body + "event: d\ndata: tail"
+
+
+def test_a_big_typed_feed_broken_at_its_first_a_middle_or_its_last_part_keeps_the_events_before_the_break() -> None:
+    for crlf in (False, True):
+        for label, inserted in _BREAKS.items():
+            for at in (1, 20, 39):
+                feeds = [_SETTLE, _break_feed(at, inserted)]
+                if crlf:
+                    feeds = [feed.replace("\n", "\r\n") for feed in feeds]
+                stream = "".join(feeds).encode()
+                observed = _observed([feed.encode() for feed in feeds])
+                assert observed[0] == reference_parse(stream)[: len(observed[0])], (label, at, crlf)
+                assert observed[1] == 10 + 1 + 40 + inserted.count("data: E") * 2 + (label == "multi-line value")
+                parser = SSEParser()
+                parser.feed(feeds[0])
+                assert parser._separator == "\n\nevent: d\ndata: "  # (its CRLF form for CRLF text)
+                lines = parser.lines_interpreted
+                parser.feed(feeds[1])
+                # Only the inserted block's lines are read one at a time (the block shortcut takes the
+                # name change's events).
+                read = {"name change": 0, "comment": 0, "id and retry": 3, "multi-line value": 4}[label]
+                assert parser.lines_interpreted - lines == read, (label, at, crlf)
+
+
+def test_big_typed_feeds_broken_by_other_lines_match_the_oracle_under_every_chunking() -> None:
+    for crlf in (False, True):
+        for label, inserted in _BREAKS.items():
+            text = _SETTLE + _break_feed(3, inserted, events=12) + "\n\n" + _typed(["d", "e", "d"], 300)
+            if crlf:
+                text = text.replace("\n", "\r\n")
+            stream = text.encode()
+            observed = assert_chunking_invariant(_observed, stream, random_count=20)
+            assert observed[0] == reference_parse(stream), (label, crlf)
+
+
+def test_a_pending_event_before_a_broken_big_typed_feed_is_dispatched_first() -> None:
+    # The feed before ended with the pending event's data line and its line break: the broken feed
+    # begins with the blank line that dispatches it, then its own events.
+    feeds = [_SETTLE, "\n\nevent: d\ndata: c\n", "\n" + _typed(["d"] * 10, 100) + _BREAKS["name change"]
+             + _typed(["d"] * 10, 200) + "event: d\ndata: t"]
+    expected = reference_parse("".join(feeds).encode())
+    for crlf in (False, True):
+        framed = [feed.replace("\n", "\r\n") if crlf else feed for feed in feeds]
+        parser, out = _feed_all(framed)
+        assert out == expected[: len(out)] and out[10:12] == [SSEEvent("d", "b", ""), SSEEvent("d", "c", "")]
+        assert (parser.events_dispatched, parser.lines_interpreted) == (len(out), 0)
+        stream = "".join(framed).encode()
+        assert assert_chunking_invariant(_observed, stream, random_count=20)[0] == expected
+
+
+def test_a_broken_big_typed_feed_charges_work_once_for_its_text_and_the_joined_values() -> None:
+    parser, _ = _feed_all([_SETTLE])
+    feed = _break_feed(20, _BREAKS["name change"])
+    before = parser.work
+    out = parser.feed(feed)
+    assert out[:2] == [SSEEvent("d", "b", ""), SSEEvent("d", "100", "")]
+    # One scan of the feed, the pending value it completes ("b"), and the block the separator of any
+    # type begins with (the 21st event, the first of the text read again).
+    assert parser.work - before == len(feed) + len("b") + len("event: d\ndata: 120")
+
+
+def test_a_ceiling_trip_after_a_broken_big_typed_feed_is_the_same_under_every_chunking() -> None:
+    # The steady state takes feeds of up to 294 characters besides the separators; the event begun
+    # at the end of the broken feed then outgrows the event ceiling (5 + 251 + 201 > 400).
+    limits = Limits(max_line_chars=300, max_event_chars=400)
+    text = _SETTLE + _break_feed(5, _BREAKS["name change"], events=8) + "\ndata: " + "x" * 250 + "\ndata: " + "y" * 200
+    text += "\n\n" + _typed(["d"] * 3)
+    observed = assert_chunking_invariant(lambda chunks: _observed(chunks, limits), text.encode(), random_count=20)
+    assert getattr(observed[6], "stage", None) == "event"
+    assert observed[1] == len(observed[0]) == 10 + 1 + 8 + 2
+
+
+def test_a_broken_big_typed_feed_after_a_prefix_cut_inside_its_data_line_holds_only_its_own_last_line() -> None:
+    # The feed before ends inside the next event's data line ("d" of "data: "); the broken feed
+    # completes it, and ends inside an event line: only that line ("event: d") is held.
+    feeds = [_SETTLE, "\n\nevent: d\ndata: c\n\nevent: d\nd",
+             "ata: v\n\n" + _typed(["d"] * 6, 100) + ": c\n\n" + _typed(["d"] * 6, 200) + "event: d"]
+    parser, out = _feed_all(feeds)
+    stream = "".join(feeds).encode()
+    assert out == reference_parse(stream) and out[10:13] == [SSEEvent("d", f"{v}", "") for v in "bcv"]
+    assert (parser.pending_line_chars, parser.events_dispatched, parser.comment_lines) == (8, len(out), 1)
+    assert assert_chunking_invariant(_observed, stream, random_count=20)[0] == out
+
+
+def test_a_broken_typed_feed_whose_rest_the_separator_of_any_type_cannot_take_is_read_by_the_general_path() -> None:
+    # Line ceiling 20 (the steady state takes up to 14 characters besides the separators): the
+    # broken feed fits on the separator of "d" ("ata: 0" completing the "d" held before, "1\n\n: ",
+    # "2", "t"), not on the one of any type, whose parts keep each "d\ndata: ", so its rest is read
+    # by the general path, block by block from its first block (the last event's line "event: d"
+    # is the one line read alone).
+    limits = Limits(max_line_chars=20)
+    settle = _typed(["d"] * 10) + "event: d\ndata: b"
+    feeds = [settle[i : i + 30] for i in range(0, len(settle), 30)]
+    feeds += ["\n\nevent: d\ndata: c\n\nevent: d\nd",
+              "ata: 0\n\nevent: d\ndata: 1\n\n: \n\nevent: d\ndata: 2\n\nevent: d\ndata: t"]
+    parser = SSEParser(limits)
+    for feed in feeds[:-1]:
+        parser.feed(feed)
+    assert (parser._separator, parser.pending_line_chars) == ("\n\nevent: d\ndata: ", 1)
+    lines = parser.lines_interpreted
+    assert parser.feed(feeds[-1]) == [SSEEvent("d", v, "") for v in "012"]
+    assert (parser.lines_interpreted - lines, parser.comment_lines, parser.failure) == (1, 1, None)
+    stream = "".join(feeds).encode()
+    observed = assert_chunking_invariant(lambda chunks: _observed(chunks, limits), stream, random_count=20)
+    assert observed[0] == reference_parse(stream)

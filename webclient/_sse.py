@@ -43,9 +43,10 @@ The steady state (LLM streams: every event is one data line, alone or after one 
     spec's algorithm (``_process``).
     The separator follows the stream: when the general path leaves a data line pending that began
     an event, the separator becomes that event's prefix; a typed feed that events of other names
-    break up switches to the any-name separator (``_as_named``), and that one gives way to a
-    one-name separator again once one name has run for ``_NAME_RUN`` events (feeds whose first
-    and last events and the next one share it).
+    break up switches to the any-name separator (``_as_named``), which reads the feed from the
+    block of the first part that holds another event on (the events before it are kept as built),
+    and that one gives way to a one-name separator again once one name has run for ``_NAME_RUN``
+    events (feeds whose first and last events and the next one share it).
     The choice only decides speed, never a result: the property tests compare every shape with a
     naive oracle under every chunking, and test the invariants the speed-up relies on.
 
@@ -307,6 +308,28 @@ class SSEParser:
                     out = []
                     self.work += len(text)
                     self._mixed_parts(parts, head, tail, crlf, out)
+                    return out
+                kept = len(out)
+                if kept:
+                    # An event of another name (or a line of another kind) in part ``kept``: the
+                    # parts before it stay the events built above (state as on the path above,
+                    # with their last blank line read), and the text from the block start after
+                    # that blank line is read as below (``_as_named``, else the general path).
+                    start = len(head) + sum(map(len, parts[1:kept])) + len(separator) * (kept - 1) + (4 if crlf else 2)
+                    if pending is None:
+                        if self._data:
+                            out.insert(0, self._dispatch_pending())
+                        self._line_parts = []
+                        self._line_len = 0
+                        self._tail_is_data = False
+                    self._data_tail = None
+                    self._event_type = ""
+                    self.events_dispatched += kept
+                    self.last_event_id = id_buffer
+                    text = text[start:]
+                    self.work += start + len(first) + len(text)
+                    if not self._as_named(text, crlf, out):
+                        self._lines(text, crlf, out)
                     return out
         # A typed stream whose events are not all of the separator's type: the separator of any
         # type, if it splits the text; else (and for data-only streams) the general path.
