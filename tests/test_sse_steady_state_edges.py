@@ -232,10 +232,11 @@ def test_a_feed_exactly_at_the_steady_state_cap_is_split_on_the_separator_of_any
 
 
 # A feed split on a one-name separator ("\n\nevent: d\ndata: ") whose part k holds another event (a
-# name change, a comment, an id or retry line, a multi-line value): the k events before it are kept
-# as built, and the text from the block start after event k-1's blank line is read by the separator
-# of any type (or the general path). Checked on big feeds (dozens of events each), with the break at
-# the first, a middle and the last part, LF and CRLF, against the oracle under every chunking.
+# name change, a comment, an id or retry line, a multi-line value): the events before it are kept as
+# built, that part is read by the general path from its block start (the value of event k, then the
+# other blocks), and the parts after it are values of the separator's type again. Checked on big
+# feeds (dozens of events each), with the break at the first, a middle and the last part, LF and
+# CRLF, against the oracle under every chunking.
 
 def _observed(chunks: list[bytes], limits: Limits | None = None) -> tuple[object, ...]:
     parser = SSEParser(limits or Limits())
@@ -323,9 +324,8 @@ def test_a_broken_big_typed_feed_charges_work_once_for_its_text_and_the_joined_v
     before = parser.work
     out = parser.feed(feed)
     assert out[:2] == [SSEEvent("d", "b", ""), SSEEvent("d", "100", "")]
-    # One scan of the feed, the pending value it completes ("b"), and the block the separator of any
-    # type begins with (the 21st event, the first of the text read again).
-    assert parser.work - before == len(feed) + len("b") + len("event: d\ndata: 120")
+    # One scan of the feed and the pending value it completes ("b"), as for a feed without a break.
+    assert parser.work - before == len(feed) + len("b")
 
 
 def test_a_ceiling_trip_after_a_broken_big_typed_feed_is_the_same_under_every_chunking() -> None:
@@ -351,12 +351,23 @@ def test_a_broken_big_typed_feed_after_a_prefix_cut_inside_its_data_line_holds_o
     assert assert_chunking_invariant(_observed, stream, random_count=20)[0] == out
 
 
-def test_a_broken_typed_feed_whose_rest_the_separator_of_any_type_cannot_take_is_read_by_the_general_path() -> None:
+def test_a_broken_big_typed_feed_after_a_prefix_cut_ending_inside_a_comment_line_holds_only_that_line() -> None:
+    # As above, but the broken feed ends inside a comment line after its last event: the general
+    # path holds ": par" alone, and the next feed completes the comment.
+    feeds = [_SETTLE, "\n\nevent: d\ndata: c\n\nevent: d\nd",
+             "ata: v\n\n" + _typed(["d"] * 6, 100) + ": c\n\n" + _typed(["d"] * 6, 200) + "event: d\ndata: t\n\n: par",
+             "tial\n\n"]
+    parser, out = _feed_all(feeds)
+    stream = "".join(feeds).encode()
+    assert out == reference_parse(stream) and out[-1] == SSEEvent("d", "t", "")
+    assert (parser.comment_lines, parser.unknown_fields, parser.pending_line_chars) == (2, 0, 0)
+    assert assert_chunking_invariant(_observed, stream, random_count=20)[0] == out
+
+
+def test_a_broken_typed_feed_under_a_tight_line_ceiling_reads_its_other_block_without_a_line() -> None:
     # Line ceiling 20 (the steady state takes up to 14 characters besides the separators): the
     # broken feed fits on the separator of "d" ("ata: 0" completing the "d" held before, "1\n\n: ",
-    # "2", "t"), not on the one of any type, whose parts keep each "d\ndata: ", so its rest is read
-    # by the general path, block by block from its first block (the last event's line "event: d"
-    # is the one line read alone).
+    # "2", "t"); its comment block is read by the general path's block shortcut.
     limits = Limits(max_line_chars=20)
     settle = _typed(["d"] * 10) + "event: d\ndata: b"
     feeds = [settle[i : i + 30] for i in range(0, len(settle), 30)]
@@ -368,7 +379,28 @@ def test_a_broken_typed_feed_whose_rest_the_separator_of_any_type_cannot_take_is
     assert (parser._separator, parser.pending_line_chars) == ("\n\nevent: d\ndata: ", 1)
     lines = parser.lines_interpreted
     assert parser.feed(feeds[-1]) == [SSEEvent("d", v, "") for v in "012"]
-    assert (parser.lines_interpreted - lines, parser.comment_lines, parser.failure) == (1, 1, None)
+    assert (parser.lines_interpreted - lines, parser.comment_lines, parser.failure) == (0, 1, None)
+    # (One broken part in four: the separator of any type reads the next feeds.)
+    assert (parser.pending_line_chars, parser._separator) == (len("data: t"), "\n\nevent: ")
     stream = "".join(feeds).encode()
     observed = assert_chunking_invariant(lambda chunks: _observed(chunks, limits), stream, random_count=20)
     assert observed[0] == reference_parse(stream)
+
+
+def test_a_typed_feed_broken_once_in_many_parts_keeps_its_names_separator_and_more_often_takes_any_name() -> None:
+    # Broken parts in a feed of 16 parts (the head and 15 values; the name change after every 7th):
+    # once or twice, no more often than once in _NAME_RUN (8) parts: the name's separator stays for
+    # the next feed; in a feed of 22 parts three times, more often: the separator of any type reads
+    # the next feeds.
+    one_name, any_name = "\n\nevent: d\ndata: ", "\n\nevent: "
+    for breaks, trailing, separator in [(1, 8, one_name), (2, 1, one_name), (3, 0, any_name)]:
+        body = "".join(_typed(["d"] * 7, 100 + 10 * i) + _BREAKS["name change"] for i in range(breaks))
+        feeds = [_SETTLE, "\n\n" + body + _typed(["d"] * trailing, 900) + "event: d\ndata: t",
+                 "ail\n\n" + _typed(["d"] * 3, 500)]
+        parser, out = _feed_all(feeds[:2])
+        assert parser._separator == separator, breaks
+        stream = "".join(feeds).encode()
+        out += parser.feed(feeds[2])
+        assert out == reference_parse(stream) and out[-4] == SSEEvent("d", "tail", "")
+        assert (parser.events_dispatched, parser.lines_interpreted) == (len(out), 0)
+        assert assert_chunking_invariant(_observed, stream, random_count=20)[0] == out

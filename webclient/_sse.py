@@ -34,7 +34,10 @@ The steady state (LLM streams: every event is one data line, alone or after one 
     a value and its line break (``_ended_line``), or an event line and the start of ``data:``
     (``_event_line``). A part that is anything else (comments, ids, multi-line data, events of
     another shape) is read by the general path from where it starts (``_mixed_parts``,
-    ``_named_parts``), so one unusual event does not send its whole feed there.
+    ``_typed_parts``, ``_named_parts``), so one unusual event does not send its whole feed there:
+    on a one-name separator, the events before the first such part are kept as built and the parts
+    after it are values again (a big feed of Anthropic text deltas in which a block ends and the
+    next one starts stays on it).
     A feed without a line break only lengthens the pending line (one scan, no split), and a feed
     the separator does not split goes through the general path: the pending line is finished with
     the text up to the first line feed (``_finish_line``), and the rest is read block by block
@@ -43,10 +46,10 @@ The steady state (LLM streams: every event is one data line, alone or after one 
     spec's algorithm (``_process``).
     The separator follows the stream: when the general path leaves a data line pending that began
     an event, the separator becomes that event's prefix; a typed feed that events of other names
-    break up switches to the any-name separator (``_as_named``), which reads the feed from the
-    block of the first part that holds another event on (the events before it are kept as built),
-    and that one gives way to a one-name separator again once one name has run for ``_NAME_RUN``
-    events (feeds whose first and last events and the next one share it).
+    break up more often than once in ``_NAME_RUN`` parts (or whose first or last part) switches to
+    the any-name separator (``_as_named``), and that one gives way to a one-name separator again
+    once one name has run for ``_NAME_RUN`` events (feeds whose first and last events and the next
+    one share it).
     The choice only decides speed, never a result: the property tests compare every shape with a
     naive oracle under every chunking, and test the invariants the speed-up relies on.
 
@@ -90,10 +93,12 @@ _ASCII_DIGITS = frozenset("0123456789")
 #: The prefix of the separator of any type (see ``SSEParser._use_separator``): a name follows.
 _ANY_TYPE = "event: "
 #: Events of one name in a row (counted a feed at a time: the feed's first and last events and the
-#: next one share it) after which the separator of any type gives way to that name's own. The
-#: one-name separator reads an event faster, but each feed that an event of another name breaks up
-#: then costs a second split: recorded Anthropic/Responses traffic repeats a name 1-15 times in a
-#: row, Anthropic's text deltas hundreds of times.
+#: next one share it) after which the separator of any type gives way to that name's own; and a
+#: typed feed on a one-name separator whose parts hold other events more often than once in this
+#: many parts gives way to the separator of any type. The one-name separator reads an event
+#: faster, but each part that events of other names break up is then read by the general path:
+#: recorded Anthropic/Responses traffic repeats a name 1-15 times in a row, Anthropic's text
+#: deltas hundreds of times.
 _NAME_RUN = 8
 
 
@@ -297,12 +302,7 @@ class SSEParser:
                         # The last part is the value of the next event's data line so far.
                         self._data_tail = tail
                         return out
-                    self._data_tail = None
-                    self._event_type = ""
-                    prefix = self._prefix
-                    if not self._ended_value(event_type, tail, prefix, crlf, out) and not (
-                            self._prefix_type and self._as_named(prefix + tail, crlf, out)):
-                        self._lines(prefix + tail, crlf, out)
+                    self._next_event(tail, self._prefix, crlf, out)
                     return out
                 if not self._prefix_type:
                     out = []
@@ -311,11 +311,10 @@ class SSEParser:
                     return out
                 kept = len(out)
                 if kept:
-                    # An event of another name (or a line of another kind) in part ``kept``: the
-                    # parts before it stay the events built above (state as on the path above,
-                    # with their last blank line read), and the text from the block start after
-                    # that blank line is read as below (``_as_named``, else the general path).
-                    start = len(head) + sum(map(len, parts[1:kept])) + len(separator) * (kept - 1) + (4 if crlf else 2)
+                    # Part ``kept`` holds a line break (another event, a comment, an id...): the
+                    # events before it stay as built (state as on the path above), and the rest
+                    # is read by ``_typed_parts``.
+                    self.work += size + len(first)
                     if pending is None:
                         if self._data:
                             out.insert(0, self._dispatch_pending())
@@ -326,10 +325,7 @@ class SSEParser:
                     self._event_type = ""
                     self.events_dispatched += kept
                     self.last_event_id = id_buffer
-                    text = text[start:]
-                    self.work += start + len(first) + len(text)
-                    if not self._as_named(text, crlf, out):
-                        self._lines(text, crlf, out)
+                    self._typed_parts(parts, kept, tail, crlf, out)
                     return out
         # A typed stream whose events are not all of the separator's type: the separator of any
         # type, if it splits the text; else (and for data-only streams) the general path.
@@ -410,6 +406,51 @@ class SSEParser:
         if "\n" not in tail and not (crlf and "\r" in tail):
             self._data_tail = tail  # (of the separator's type: the event type is still "")
         elif not self._ended_value(event_type, tail, prefix, crlf, out):
+            self._lines(prefix + tail, crlf, out)
+
+    def _typed_parts(self, parts: list[str], start: int, tail: str, crlf: bool, out: list[SSEItem]) -> None:
+        """The one-name steady state from ``parts[start]``, the first part that holds a line break
+        (the events before it dispatched, nothing pending): a part without one is the value of an
+        event of the separator's type, the others (that event's value, then blocks of other names,
+        comments, ids...) are read by the general path from their block start; ``tail`` begins the
+        next event. When such parts come more often than once in ``_NAME_RUN``, the separator of
+        any type reads the next feeds."""
+        eol2 = "\r\n\r\n" if crlf else "\n\n"
+        prefix = self._prefix
+        event_type = self._fast_type
+        id_buffer = self._id_buffer
+        dispatched = broken = 0
+        for part in parts[start:]:
+            if "\n" in part or (crlf and "\r" in part):
+                self.events_dispatched += dispatched
+                dispatched = 0
+                broken += 1
+                self._lines(prefix + part + eol2, crlf, out)
+                if self.failure is not None:
+                    return
+                id_buffer = self._id_buffer
+            else:
+                out.append(_tuple_new(SSEEvent, (event_type, part, id_buffer)))
+                dispatched += 1
+        self.events_dispatched += dispatched
+        self.last_event_id = id_buffer
+        if broken * _NAME_RUN > len(parts):
+            self._use_separator(self._prefix_type, True)
+        if "\n" not in tail and not (crlf and "\r" in tail):
+            self._data_tail = tail
+            self._event_type = self._prefix_type
+        else:
+            self._next_event(tail, prefix, crlf, out)
+
+    def _next_event(self, tail: str, prefix: str, crlf: bool, out: list[SSEItem]) -> None:
+        """Read ``tail``, the last part of a feed on a one-name separator (whose prefix is
+        ``prefix``), which holds a line break: a value and the start of the next prefix
+        (``_ended_value``), else, in a typed stream, events of other names (``_as_named``), else
+        the general path."""
+        self._data_tail = None
+        self._event_type = ""
+        if not self._ended_value(self._fast_type, tail, prefix, crlf, out) and not (
+                self._prefix_type and self._as_named(prefix + tail, crlf, out)):
             self._lines(prefix + tail, crlf, out)
 
     def _named_parts(self, parts: list[str], crlf: bool, out: list[SSEItem]) -> None:
