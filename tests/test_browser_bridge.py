@@ -228,6 +228,25 @@ def test_chunks_read_before_a_stream_error_are_handed_over_before_the_error_is_r
     assert out["batches"]["raised"] == out["chunks"]["raised"] == "TypeError"
 
 
+@pytest.mark.parametrize("lengths", [
+    [1, 0, 3, 2, 7, 0, 5, 40000, 1, 2, 6],  # lengths packed after bytes that need padding; empty chunks; a chunk
+    [40000, 3, 0, 1, 17000, 5],               # over BATCH_BYTES queued (the buffer grows) and first in a batch
+    [4, 8, 12, 0, 0, 16],                    # no padding needed; an empty chunk last but one
+    [0, 0, 0],                               # nothing but empty chunks
+], ids=["padded", "large-first", "aligned", "empty"])
+def test_a_batch_hands_over_its_bytes_and_every_chunk_length_exactly(pyodide: PyodideNode,
+                                                                       lengths: list[int]) -> None:
+    chunks = [bytes([48 + (i + j) % 10 for j in range(n)]) for i, n in enumerate(lengths)]
+
+    out = pyodide.case("batches", chunks_b64=b64(chunks))
+
+    seen = out["batches"]["seen"]
+    assert all(whole for _, whole in seen)  # each batch is exactly its chunks' bytes, nothing of the lengths
+    assert [size for sizes, _ in seen for size in sizes] == lengths
+    assert max(len(sizes) for sizes, _ in seen) > 1  # the lengths crossed packed, not one chunk per call
+    assert out["chunks"]["seen"] == b64(chunks)
+
+
 def test_read_chunks_stops_inside_a_batch_at_the_chunk_that_asked_to_stop(pyodide: PyodideNode) -> None:
     chunks = [b"data: %d\n\n" % i for i in range(5)]
 

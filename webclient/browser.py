@@ -87,6 +87,7 @@ import math
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from dataclasses import dataclass, fields, replace
 from datetime import UTC, datetime
+from struct import unpack_from
 from typing import Any, TypeVar
 
 from ._deadlines import Deadlines, DeadlineTracker
@@ -124,10 +125,10 @@ PUMP_MODULE = "webclient_pump"
 
 # The fast path's read loop, compiled with ``eval`` (``pyodide.code.run_js``) only when no host registered
 # PUMP_MODULE; the same code as ``pump`` in the kit's pump.mjs (read there why it reads ahead). ``feed(bytes,
-# sizes)`` gets one transport chunk (``sizes`` undefined) or several already queued ones concatenated (``sizes``
-# their lengths; the bytes are valid during the call only, their buffer is reused), and returns true when the
-# session needs no more bytes. The loop never releases the reader: the
-# Python side owns it and cancels it when the attempt stops early.
+# count)`` gets one transport chunk (``count`` undefined) or ``count`` already queued ones: their bytes
+# concatenated, then their lengths as ``count`` little-endian uint32 (the bytes are
+# valid during the call only, their buffer is reused); it returns true when the session needs no more bytes. The
+# loop never releases the reader: the Python side owns it and cancels it when the attempt stops early.
 _PUMP_SOURCE = """(async (reader, feed) => {
   const BATCH_BYTES = 16384;
   const track = () => {
@@ -136,6 +137,7 @@ _PUMP_SOURCE = """(async (reader, feed) => {
     return box;
   };
   let scratch = new Uint8Array(2 * BATCH_BYTES);
+  let lengths = new DataView(scratch.buffer);
   let next = track();
   try {
     for (;;) {
@@ -156,15 +158,19 @@ _PUMP_SOURCE = """(async (reader, feed) => {
         if (feed(first.value, undefined)) return;
         continue;
       }
-      if (scratch.length < size) scratch = new Uint8Array(size);
-      const bytes = scratch.subarray(0, size);
-      const sizes = chunks.map((chunk) => chunk.byteLength);
-      let at = 0;
-      for (const chunk of chunks) {
-        bytes.set(chunk, at);
-        at += chunk.byteLength;
+      const total = size + 4 * chunks.length;
+      if (scratch.length < total) {
+        scratch = new Uint8Array(total);
+        lengths = new DataView(scratch.buffer);
       }
-      if (feed(bytes, sizes)) return;
+      let at = 0;
+      for (let i = 0; i < chunks.length; i++) {
+        const chunk = chunks[i];
+        scratch.set(chunk, at);
+        at += chunk.byteLength;
+        lengths.setUint32(size + 4 * i, chunk.byteLength, true);
+      }
+      if (feed(scratch.subarray(0, total), chunks.length)) return;
     }
   } finally {
     next.read.catch(() => {});
@@ -207,8 +213,9 @@ async def read_batches(reader: Any, on_batch: Callable[[bytes, list[int]], bool]
     released nor cancelled here.
 
     ``fast=True``: the JS pump (see :func:`fast_path`) calls back synchronously through one ``create_proxy``,
-    destroyed before returning; without a pump, the pull loop. ``fast=False``: the pure-Python pull loop, one
-    ``await reader.read()`` per chunk, each its own batch.
+    destroyed before returning, with a batch's lengths packed after its bytes (one buffer crosses, not a buffer
+    and an array; unpacked here into ``sizes``); without a pump, the pull loop. ``fast=False``: the pure-Python
+    pull loop, one ``await reader.read()`` per chunk, each its own batch.
     """
     pump = _pump()[1] if fast else None
     if pump is None:
@@ -220,9 +227,12 @@ async def read_batches(reader: Any, on_batch: Callable[[bytes, list[int]], bool]
             if on_batch(data, [len(data)]):
                 return
 
-    def feed(chunk: Any, sizes: Any = None) -> bool:
+    def feed(chunk: Any, count: int | None = None) -> bool:
         data = chunk.to_bytes()
-        return on_batch(data, [len(data)] if sizes is None else sizes.to_py())
+        if count is None:
+            return on_batch(data, [len(data)])
+        sizes = list(unpack_from(f"<{count}I", data, len(data) - 4 * count))
+        return on_batch(data[: sum(sizes)], sizes)
 
     proxy = _ffi().create_proxy(feed)
     try:

@@ -4,21 +4,23 @@
 // (tests/test_kit_build.py checks that the two are the same code).
 //
 // Read-ahead: after a read, the chunks the stream has already queued (a fast network, or a consumer that fell
-// behind) are taken at once, up to BATCH_BYTES, and handed to Python in ONE synchronous call: `feed(bytes, sizes)`
-// with the chunks concatenated and `sizes` their lengths (`sizes` undefined for a single chunk, the usual case at
-// LLM rates). A read is never waited for to fill a batch: a chunk that has not arrived yet starts the next one, so
-// batching adds no latency. A batch's bytes are valid only during the call (their buffer is reused), which is
-// when Python copies them. `feed` returns true when the session wants no more bytes. The reader is neither
-// released nor cancelled here: the Python side owns it.
+// behind) are taken at once, up to BATCH_BYTES, and handed to Python in ONE synchronous call: `feed(bytes, count)`,
+// `count` undefined and `bytes` the chunk for a single chunk (the usual case at LLM rates); for a batch of `count`
+// chunks, `bytes` holds the chunks concatenated, then the chunks' lengths as `count` little-endian uint32
+// (webclient.browser.read_batches unpacks them). A read is never waited for to fill a batch: a chunk that has not
+// arrived yet starts the next one, so batching adds no latency. A batch's bytes are valid only during the call
+// (their buffer is reused), which is when Python copies them. `feed` returns true when the session wants no more
+// bytes. The reader is neither released nor cancelled here: the Python side owns it.
 
 /** Bytes of queued chunks taken into one call into Python. Crossing into Python costs a few microseconds per call
  *  and the session's per-feed work as much again, so a batch of 1 KiB chunks is about twice as fast per byte as the
- *  chunks one by one; beyond 16 KiB nothing measurable is gained (build_scripts/bench_bridge.py). */
+ *  chunks one by one; larger batches are slower (a longer feed parses slower per byte: 32 KiB cost 7-13% more
+ *  through the bridge in Node, build_scripts/bench_bridge.py's shapes). */
 export const BATCH_BYTES = 16384;
 
 /**
  * @param {ReadableStreamDefaultReader<Uint8Array>} reader
- * @param {(bytes: Uint8Array, sizes: number[] | undefined) => boolean} feed
+ * @param {(bytes: Uint8Array, count: number | undefined) => boolean} feed
  * @returns {Promise<void>}
  */
 export async function pump(reader, feed) {
@@ -34,6 +36,7 @@ export async function pump(reader, feed) {
   // A batch is copied into this buffer, reused: Python copies it out during the call (allocating a fresh buffer
   // per batch costs more than the copy).
   let scratch = new Uint8Array(2 * BATCH_BYTES);
+  let lengths = new DataView(scratch.buffer);
   let next = track();
   try {
     for (;;) {
@@ -56,15 +59,21 @@ export async function pump(reader, feed) {
         if (feed(first.value, undefined)) return;
         continue;
       }
-      if (scratch.length < size) scratch = new Uint8Array(size);
-      const bytes = scratch.subarray(0, size);
-      const sizes = chunks.map((chunk) => chunk.byteLength);
-      let at = 0;
-      for (const chunk of chunks) {
-        bytes.set(chunk, at);
-        at += chunk.byteLength;
+      // The chunks' lengths follow their bytes as little-endian uint32: one buffer crosses into Python instead of
+      // a buffer and an array, whose conversion cost 6-9% of decode+SSE in Chromium (build_scripts/bench_bridge.py).
+      const total = size + 4 * chunks.length;
+      if (scratch.length < total) {
+        scratch = new Uint8Array(total);
+        lengths = new DataView(scratch.buffer);
       }
-      if (feed(bytes, sizes)) return;
+      let at = 0;
+      for (let i = 0; i < chunks.length; i++) {
+        const chunk = chunks[i];
+        scratch.set(chunk, at);
+        at += chunk.byteLength;
+        lengths.setUint32(size + 4 * i, chunk.byteLength, true);
+      }
+      if (feed(scratch.subarray(0, total), chunks.length)) return;
     }
   } finally {
     next.read.catch(() => {});  // a read still pending when the loop ends: its failure is nobody's to handle
