@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import gc
 import itertools
 import json
+import sys
+from collections.abc import Iterator
 from typing import Any
 
 import js
@@ -136,11 +139,36 @@ async def chunkings(*, data_b64: str, cut_lists: list[list[int]], route: str = "
     return {"runs": runs}
 
 
+@contextlib.contextmanager
+def _registered(pump: Any) -> Iterator[str]:
+    """Register ``pump`` as PUMP_MODULE for the block (yields ``fast_path()``); unregister (the eval pump is back)."""
+    import pyodide_js
+
+    from webclient import browser
+
+    browser._pump_cache = None
+    pyodide_js.registerJsModule(browser.PUMP_MODULE, to_js({"pump": pump}, dict_converter=js.Object.fromEntries))
+    try:
+        yield browser.fast_path()
+    finally:
+        pyodide_js.unregisterJsModule(browser.PUMP_MODULE)
+        sys.modules.pop(browser.PUMP_MODULE, None)
+        browser._pump_cache = None
+
+
 async def batches(*, chunks_b64: list[str], fast: bool = True, spaced: bool = False, error_after: int | None = None,
-                  stop_at: int | None = None) -> dict[str, Any]:
+                  stop_at: int | None = None, old_pump: bool = False) -> dict[str, Any]:
     """Read a JS stream of exactly these chunks with read_batches and, separately, read_chunks; report each
     batch's sizes and whether its bytes are the chunks' concatenation, the chunks read_chunks handed over (until
-    ``on_bytes`` returned true at chunk ``stop_at``), what the stream handed out, and what was raised."""
+    ``on_bytes`` returned true at chunk ``stop_at``), what the stream handed out, and what was raised.
+    ``old_pump``: read with a registered pump calling back in pump.mjs's earlier form (tests/bridge_runner.mjs);
+    also report the fast path's kind and the pump's calls."""
+    if old_pump:
+        calls = js.bridgePumpCalls
+        with _registered(js.bridgeOldPump) as kind:
+            out = await batches(chunks_b64=chunks_b64, fast=fast, spaced=spaced, error_after=error_after,
+                                stop_at=stop_at)
+        return {**out, "kind": kind, "pump_calls": js.bridgePumpCalls - calls}
     from webclient.browser import read_batches, read_chunks
 
     chunks = [base64.b64decode(c) for c in chunks_b64]
@@ -209,24 +237,10 @@ async def usage_error(*, options: dict[str, Any]) -> dict[str, Any]:
 
 async def registered_pump(*, url: str) -> dict[str, Any]:
     """Register the kit's static pump as PUMP_MODULE; run one fast attempt; unregister (the eval pump is back)."""
-    import pyodide_js
-
-    from webclient import browser
-
-    browser._pump_cache = None
-    module = to_js({"pump": js.bridgePump}, dict_converter=js.Object.fromEntries)
-    pyodide_js.registerJsModule(browser.PUMP_MODULE, module)
-    try:
-        kind = browser.fast_path()
+    with _registered(js.bridgePump) as kind:
         calls = js.bridgePumpCalls
         out = await run_stream(url=url, fast=True)
         return {"kind": kind, "pump_calls": js.bridgePumpCalls - calls, "result": out["comparable"]}
-    finally:
-        pyodide_js.unregisterJsModule(browser.PUMP_MODULE)
-        import sys
-
-        sys.modules.pop(browser.PUMP_MODULE, None)
-        browser._pump_cache = None
 
 
 async def leak_check(*, urls: dict[str, str], rounds: int = 3) -> dict[str, Any]:

@@ -114,6 +114,18 @@ async function main() {
   // The kit's static pump, counted, for the test that registers it (webclient.browser.PUMP_MODULE).
   globalThis.bridgePumpCalls = 0;
   globalThis.bridgePump = (reader, feed) => { globalThis.bridgePumpCalls += 1; return pump(reader, feed); };
+  // The same pump calling `feed` in pump.mjs's earlier form, `feed(bytes, sizes)`: a batch's chunk bytes only and
+  // `sizes` a JS array of their lengths (undefined for one chunk), as a host's own older copy would.
+  globalThis.bridgeOldPump = (reader, feed) => {
+    globalThis.bridgePumpCalls += 1;
+    return pump(reader, (bytes, count) => {
+      if (count === undefined) return feed(bytes, undefined);
+      const size = bytes.byteLength - 4 * count;
+      const lengths = new DataView(bytes.buffer, bytes.byteOffset + size, 4 * count);
+      const sizes = Array.from({ length: count }, (_, i) => lengths.getUint32(4 * i, true));
+      return feed(bytes.subarray(0, size), sizes);
+    });
+  };
   // Node 20 has no reportError: record what webclient reports (a page callback that threw).
   globalThis.bridgeReported = [];
   globalThis.reportError = (error) => globalThis.bridgeReported.push(String(error && error.message || error));

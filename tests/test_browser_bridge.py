@@ -228,22 +228,53 @@ def test_chunks_read_before_a_stream_error_are_handed_over_before_the_error_is_r
     assert out["batches"]["raised"] == out["chunks"]["raised"] == "TypeError"
 
 
-@pytest.mark.parametrize("lengths", [
+BATCH_LENGTHS = pytest.mark.parametrize("lengths", [
     [1, 0, 3, 2, 7, 0, 5, 40000, 1, 2, 6],  # lengths packed after bytes that need padding; empty chunks; a chunk
     [40000, 3, 0, 1, 17000, 5],               # over BATCH_BYTES queued (the buffer grows) and first in a batch
     [4, 8, 12, 0, 0, 16],                    # no padding needed; an empty chunk last but one
     [0, 0, 0],                               # nothing but empty chunks
 ], ids=["padded", "large-first", "aligned", "empty"])
+
+
+def assert_batches_hand_over_exactly(out: dict[str, Any], chunks: list[bytes]) -> None:
+    """Every batch of a ``batches`` case is exactly its chunks' bytes, with every chunk's length, and at least one
+    batch held several chunks."""
+    seen = out["batches"]["seen"]
+    assert all(whole for _, whole in seen)  # each batch is exactly its chunks' bytes, nothing of the lengths
+    assert [size for sizes, _ in seen for size in sizes] == [len(c) for c in chunks]
+    assert max(len(sizes) for sizes, _ in seen) > 1  # several chunks crossed in one call
+    assert out["chunks"]["seen"] == b64(chunks)
+
+
+@BATCH_LENGTHS
 def test_a_batch_hands_over_its_bytes_and_every_chunk_length_exactly(pyodide: PyodideNode,
                                                                        lengths: list[int]) -> None:
     chunks = [bytes([48 + (i + j) % 10 for j in range(n)]) for i, n in enumerate(lengths)]
 
     out = pyodide.case("batches", chunks_b64=b64(chunks))
 
-    seen = out["batches"]["seen"]
-    assert all(whole for _, whole in seen)  # each batch is exactly its chunks' bytes, nothing of the lengths
-    assert [size for sizes, _ in seen for size in sizes] == lengths
-    assert max(len(sizes) for sizes, _ in seen) > 1  # the lengths crossed packed, not one chunk per call
+    assert_batches_hand_over_exactly(out, chunks)
+
+
+@BATCH_LENGTHS
+def test_a_registered_pump_of_the_earlier_form_with_a_js_array_of_sizes_still_hands_over_exact_batches(
+        pyodide: PyodideNode, lengths: list[int]) -> None:
+    chunks = [bytes([48 + (i + j) % 10 for j in range(n)]) for i, n in enumerate(lengths)]
+
+    out = pyodide.case("batches", chunks_b64=b64(chunks), old_pump=True)
+
+    assert out["kind"] == "module" and out["pump_calls"] == 2  # read_batches, then read_chunks
+    assert_batches_hand_over_exactly(out, chunks)
+
+
+def test_a_registered_pump_of_the_earlier_form_hands_over_single_chunks_one_by_one(pyodide: PyodideNode) -> None:
+    chunks = [b"data: %d\n\n" % i for i in range(12)]
+
+    out = pyodide.case("batches", chunks_b64=b64(chunks), spaced=True, old_pump=True)
+
+    assert out["kind"] == "module" and out["pump_calls"] == 2
+    assert [sizes for sizes, _ in out["batches"]["seen"]] == [[len(c)] for c in chunks]
+    assert all(whole for _, whole in out["batches"]["seen"])
     assert out["chunks"]["seen"] == b64(chunks)
 
 

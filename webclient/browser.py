@@ -216,6 +216,11 @@ async def read_batches(reader: Any, on_batch: Callable[[bytes, list[int]], bool]
     destroyed before returning, with a batch's lengths packed after its bytes (one buffer crosses, not a buffer
     and an array; unpacked here into ``sizes``); without a pump, the pull loop. ``fast=False``: the pure-Python
     pull loop, one ``await reader.read()`` per chunk, each its own batch.
+
+    The callback also accepts the earlier pump.mjs's form, ``feed(bytes, sizes)`` with the chunks' bytes only and
+    ``sizes`` a JS array of their lengths, so a host that registered its own copy of an older pump.mjs as
+    :data:`PUMP_MODULE` keeps reading with a newer wheel, the same batches and ``sizes``. The forms differ by
+    type: after ``undefined`` (one chunk, both forms) an ``int`` is a packed count, anything else such an array.
     """
     pump = _pump()[1] if fast else None
     if pump is None:
@@ -227,12 +232,14 @@ async def read_batches(reader: Any, on_batch: Callable[[bytes, list[int]], bool]
             if on_batch(data, [len(data)]):
                 return
 
-    def feed(chunk: Any, count: int | None = None) -> bool:
+    def feed(chunk: Any, count: Any = None) -> bool:
         data = chunk.to_bytes()
         if count is None:
             return on_batch(data, [len(data)])
-        sizes = list(unpack_from(f"<{count}I", data, len(data) - 4 * count))
-        return on_batch(data[: sum(sizes)], sizes)
+        if type(count) is int:
+            sizes = list(unpack_from(f"<{count}I", data, len(data) - 4 * count))
+            return on_batch(data[: sum(sizes)], sizes)
+        return on_batch(data, count.to_py())  # an older pump's JS array of the lengths (see the docstring)
 
     proxy = _ffi().create_proxy(feed)
     try:
