@@ -293,8 +293,12 @@ def test_a_big_typed_feed_broken_at_its_first_a_middle_or_its_last_part_keeps_th
 
 
 def test_big_typed_feeds_broken_by_other_lines_match_the_oracle_under_every_chunking() -> None:
+    # (Also the breaks by events of other names below, read as whole events.)
+    breaks = [*_BREAKS.items(), *((label, inserted) for label, (inserted, _) in _NAMED_BREAKS.items())]
     for crlf in (False, True):
-        for label, inserted in _BREAKS.items():
+        for label, inserted in breaks:
+            if "\r" in inserted and not crlf:
+                continue  # (a CR in LF text makes the whole text CRLF-framed text)
             text = _SETTLE + _break_feed(3, inserted, events=12) + "\n\n" + _typed(["d", "e", "d"], 300)
             if crlf:
                 text = text.replace("\n", "\r\n")
@@ -404,3 +408,77 @@ def test_a_typed_feed_broken_once_in_many_parts_keeps_its_names_separator_and_mo
         assert out == reference_parse(stream) and out[-4] == SSEEvent("d", "tail", "")
         assert (parser.events_dispatched, parser.lines_interpreted) == (len(out), 0)
         assert assert_chunking_invariant(_observed, stream, random_count=20)[0] == out
+
+
+# A broken part that is the value, then whole events of other names (a block ends, the next
+# starts), is read as the separator of any type reads its parts: each ``NAME\ndata: VALUE`` is an
+# event as it is, any other block (an id line, a comment after it, a CR alone in CRLF text) by the
+# general path from its block start.
+_NAMED_BREAKS = {
+    "two names": ("event: e\ndata: E\n\nevent: f\ndata: F\n\n", 0),
+    "an empty name": ("event: \ndata: E\n\n", 0),
+    "an id inside the next event": ("event: e\ndata: E\n\nevent: f\nid: 9\ndata: F\n\n", 4),
+    "a comment after a name": ("event: e\ndata: E\n\n: c\n\n", 0),
+    "a second data line": ("event: e\ndata: E\n\nevent: f\ndata: F1\ndata: F2\n\nevent: g\ndata: G\n\n", 4),
+    "a CR alone in a name": ("event: e\rx\ndata: E\n\nevent: f\ndata: F\n\n", 4),
+}
+
+
+def test_a_broken_big_typed_feed_reads_the_events_of_other_names_in_its_broken_part_as_whole_events() -> None:
+    for crlf in (False, True):
+        for label, (inserted, read) in _NAMED_BREAKS.items():
+            if "\r" in inserted and not crlf:
+                continue  # (a CR in LF text makes the whole text CRLF-framed text)
+            for at in (1, 20, 39):
+                feeds = [_SETTLE, _break_feed(at, inserted)]
+                if crlf:
+                    feeds = [feed.replace("\n", "\r\n") for feed in feeds]
+                stream = "".join(feeds).encode()
+                expected = reference_parse(stream)
+                parser = SSEParser()
+                out = parser.feed(feeds[0])
+                assert parser._separator == "\n\nevent: d\ndata: "
+                lines = parser.lines_interpreted
+                out += parser.feed(feeds[1])
+                assert out == expected, (label, at, crlf)
+                assert (parser.events_dispatched, parser.lines_interpreted - lines) == (len(out), read), (label, at)
+                assert parser.comment_lines == inserted.count(": c"), label
+                # The events after the break carry the ID string an id line in the break set.
+                assert parser.last_event_id == out[-1].last_event_id == ("9" if "id: 9" in inserted else "")
+                # (One broken part in 41: the separator of "d" stays, the last value is pending.)
+                assert parser._separator == "\n\nevent: d\ndata: " and parser.pending_line_chars == len("data: tail")
+
+
+def test_a_big_typed_feed_broken_four_times_in_different_ways_counts_and_reads_every_event_once() -> None:
+    # Breaks after the 5th, 14th, 23rd and 32nd of 41 values (no more often than once in _NAME_RUN
+    # parts: the separator of "d" stays): a comment, a name change, an id line, then a comment
+    # followed by an event of another name (the broken part's first block is not a value: the
+    # general path reads the whole part).
+    inserted = [": c\n\n", "event: e\ndata: E\n\n", "id: 7\n\n", ": c\n\nevent: f\ndata: F\n\n"]
+    body = "".join(_typed(["d"] * 9, 100 + 10 * i) + block for i, block in enumerate(inserted))
+    feeds = [_SETTLE, "\n\n" + _typed(["d"] * 5, 90) + body + _typed(["d"] * 5, 900) + "event: d\ndata: t",
+             "ail\n\n" + _typed(["d"] * 3, 500)]
+    for crlf in (False, True):
+        framed = [feed.replace("\n", "\r\n") if crlf else feed for feed in feeds]
+        stream = "".join(framed).encode()
+        expected = reference_parse(stream)
+        parser, out = _feed_all(framed[:2])
+        assert parser._separator == "\n\nevent: d\ndata: "
+        out += parser.feed(framed[2])
+        assert out == expected and SSEEvent("f", "F", "7") in out and out[-4] == SSEEvent("d", "tail", "7")
+        assert (parser.events_dispatched, parser.comment_lines, parser.lines_interpreted) == (len(out), 2, 2)
+        assert assert_chunking_invariant(_observed, stream, random_count=20)[0] == out
+
+
+def test_a_cr_alone_in_the_value_before_a_name_change_in_crlf_text_ends_its_data_line() -> None:
+    # The value of the 7th "d" event holds a CR alone (a line break in CRLF-framed text: "x: y" is
+    # a line of an unknown field), then a block of another name: the general path reads the part.
+    feeds = [_SETTLE.replace("\n", "\r\n"), ("\n\n" + _typed(["d"] * 6, 100)).replace("\n", "\r\n")
+             + "event: d\r\ndata: 7\rx: y\r\n\r\nevent: e\r\ndata: E\r\n\r\n"
+             + _typed(["d"] * 30, 200).replace("\n", "\r\n") + "event: d\r\ndata: t"]
+    stream = "".join(feeds).encode()
+    expected = reference_parse(stream)
+    parser, out = _feed_all(feeds)
+    assert out == expected and out[17:19] == [SSEEvent("d", "7", ""), SSEEvent("e", "E", "")]
+    assert (parser.events_dispatched, parser.unknown_fields) == (len(out), 1)
+    assert assert_chunking_invariant(_observed, stream, random_count=20)[0] == out

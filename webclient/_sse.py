@@ -416,18 +416,29 @@ class SSEParser:
         next event. When such parts come more often than once in ``_NAME_RUN``, the separator of
         any type reads the next feeds."""
         eol2 = "\r\n\r\n" if crlf else "\n\n"
+        any_separator = eol2 + _ANY_TYPE
         prefix = self._prefix
         event_type = self._fast_type
         id_buffer = self._id_buffer
         dispatched = broken = 0
         for part in parts[start:]:
             if "\n" in part or (crlf and "\r" in part):
-                self.events_dispatched += dispatched
-                dispatched = 0
                 broken += 1
-                self._lines(prefix + part + eol2, crlf, out)
-                if self.failure is not None:
-                    return
+                # Usually the value, then whole events of other names (a block ends, the next
+                # starts): read as the separator of any type reads its parts. (A value that holds
+                # a line break, and so a part of one block, is read by the general path.)
+                blocks = part.split(any_separator)
+                value = blocks[0]
+                if "\n" not in value and not (crlf and "\r" in value):
+                    out.append(_tuple_new(SSEEvent, (event_type, value, id_buffer)))
+                    if not self._named_events(blocks, 1, crlf, out, dispatched + 1):
+                        return
+                else:
+                    self.events_dispatched += dispatched
+                    self._lines(prefix + part + eol2, crlf, out)
+                    if self.failure is not None:
+                        return
+                dispatched = 0
                 id_buffer = self._id_buffer
             else:
                 out.append(_tuple_new(SSEEvent, (event_type, part, id_buffer)))
@@ -486,22 +497,8 @@ class SSEParser:
             if self.failure is not None:
                 return
             dispatched = 0
-        id_buffer = self._id_buffer
-        for part in parts[1:]:
-            name, found, value = part.partition(inner)
-            if found and "\n" not in value and "\n" not in name and not (crlf and ("\r" in value or "\r" in name)):
-                out.append(_tuple_new(SSEEvent, (name or "message", value, id_buffer)))
-                dispatched += 1
-            else:
-                self.last_event_id = id_buffer
-                self._lines(_ANY_TYPE + part + eol2, crlf, out)
-                if self.failure is not None:
-                    self.events_dispatched += dispatched
-                    return
-                id_buffer = self._id_buffer
-        self.events_dispatched += dispatched
-        # Every part ended with a dispatch (its blank line), which set the last event ID string.
-        self.last_event_id = id_buffer
+        if not self._named_events(parts, 1, crlf, out, dispatched):
+            return
         # The last part begins the next event: "NAME\ndata: VALUE" so far, or the name so far.
         name, found, value = tail.partition(inner)
         if found and "\n" not in value and "\n" not in name and not (crlf and ("\r" in value or "\r" in name)):
@@ -522,6 +519,31 @@ class SSEParser:
                 self._lines(_ANY_TYPE + tail, crlf, out)
         elif not self._event_line(tail, crlf):
             self._lines(_ANY_TYPE + tail, crlf, out)
+
+    def _named_events(self, parts: list[str], start: int, crlf: bool, out: list[SSEItem], dispatched: int) -> bool:
+        """Read ``parts[start:]``, each a whole event after the separator of any type (nothing
+        pending before it, a blank line after it): ``NAME\ndata: VALUE``, else read by the general
+        path from its block start; add them and ``dispatched`` earlier ones to the counters. Return
+        False on a ceiling trip."""
+        eol2 = "\r\n\r\n" if crlf else "\n\n"
+        inner = "\r\ndata: " if crlf else "\ndata: "
+        id_buffer = self._id_buffer
+        for part in parts[start:]:
+            name, found, value = part.partition(inner)
+            if found and "\n" not in value and "\n" not in name and not (crlf and ("\r" in value or "\r" in name)):
+                out.append(_tuple_new(SSEEvent, (name or "message", value, id_buffer)))
+                dispatched += 1
+            else:
+                self.last_event_id = id_buffer
+                self._lines(_ANY_TYPE + part + eol2, crlf, out)
+                if self.failure is not None:
+                    self.events_dispatched += dispatched
+                    return False
+                id_buffer = self._id_buffer
+        self.events_dispatched += dispatched
+        # Every part ended with a dispatch (its blank line), which set the last event ID string.
+        self.last_event_id = id_buffer
+        return True
 
     def _event_line(self, tail: str, crlf: bool) -> bool:
         """If ``tail`` is the rest of a complete event line (the name) and the start of the data
