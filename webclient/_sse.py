@@ -290,11 +290,7 @@ class SSEParser:
                     # last is the value of one more.
                     self.work += size + len(first)
                     if pending is None:  # the event began in the pending line
-                        if self._data:  # after the blank line that ended a pending event
-                            out.insert(0, self._dispatch_pending())
-                        self._line_parts = []
-                        self._line_len = 0
-                        self._tail_is_data = False
+                        self._end_pending_line(out)
                         self._event_type = self._prefix_type
                     self.events_dispatched += len(parts)
                     self.last_event_id = id_buffer
@@ -316,11 +312,7 @@ class SSEParser:
                     # is read by ``_typed_parts``.
                     self.work += size + len(first)
                     if pending is None:
-                        if self._data:
-                            out.insert(0, self._dispatch_pending())
-                        self._line_parts = []
-                        self._line_len = 0
-                        self._tail_is_data = False
+                        self._end_pending_line(out)
                     self._data_tail = None
                     self._event_type = ""
                     self.events_dispatched += kept
@@ -346,6 +338,16 @@ class SSEParser:
         self._use_separator(self._prefix_type, True)
         self._named_parts(parts, crlf, out)
         return True
+
+    def _end_pending_line(self, out: list[SSEItem]) -> None:
+        """The steady state read the first part as the rest of an event begun in the pending line
+        (``_rest_of_event``): dispatch, first in ``out``, the pending event whose blank line came
+        before it, if any, and forget the pending line."""
+        if self._data:
+            out.insert(0, self._dispatch_pending())
+        self._line_parts = []
+        self._line_len = 0
+        self._tail_is_data = False
 
     def _rest_of_event(self, head: str, crlf: bool) -> str | None:
         """If the pending partial line followed by ``head`` is the rest of an event of the
