@@ -156,23 +156,35 @@ def _registered(pump: Any) -> Iterator[str]:
         browser._pump_cache = None
 
 
+#: Registered pumps of tests/bridge_runner.mjs by the name a ``batches`` case gives: the kit's pump recording how
+#: each batch crossed, and the same pump called as a host's copy of an earlier pump.mjs calls back.
+PUMPS = {"forms": "bridgeFormPump", "uint8": "bridgeUint8Pump", "array": "bridgeOldPump"}
+
+
 async def batches(*, chunks_b64: list[str], fast: bool = True, spaced: bool = False, error_after: int | None = None,
-                  stop_at: int | None = None, old_pump: bool = False) -> dict[str, Any]:
+                  stop_at: int | None = None, pump: str | None = None, grow_at: int | None = None) -> dict[str, Any]:
     """Read a JS stream of exactly these chunks with read_batches and, separately, read_chunks; report each
     batch's sizes and whether its bytes are the chunks' concatenation, the chunks read_chunks handed over (until
     ``on_bytes`` returned true at chunk ``stop_at``), what the stream handed out, and what was raised.
-    ``old_pump``: read with a registered pump calling back in pump.mjs's earlier form (tests/bridge_runner.mjs);
-    also report the fast path's kind and the pump's calls."""
-    if old_pump:
+    ``pump``: read with that registered pump of :data:`PUMPS` (tests/bridge_runner.mjs); also report the fast
+    path's kind, the pump's calls and, for ``forms``, how each batch crossed (``[typeof, memory grew before it]``)
+    and the views of the lent bytearray the pump took and released (both read_batches and read_chunks).
+    ``grow_at``: the batch after which read_batches' callback grows the WebAssembly memory (it holds, to the end of
+    the case, a bytearray as large as the whole memory, which cannot fit in it)."""
+    if pump is not None:
         calls = js.bridgePumpCalls
-        with _registered(js.bridgeOldPump) as kind:
+        js.bridgeForms.length = 0
+        js.bridgeViews.taken = js.bridgeViews.released = 0
+        with _registered(getattr(js, PUMPS[pump])) as kind:
             out = await batches(chunks_b64=chunks_b64, fast=fast, spaced=spaced, error_after=error_after,
-                                stop_at=stop_at)
-        return {**out, "kind": kind, "pump_calls": js.bridgePumpCalls - calls}
+                                stop_at=stop_at, grow_at=grow_at)
+        return {**out, "kind": kind, "pump_calls": js.bridgePumpCalls - calls, "forms": js.bridgeForms.to_py(),
+                "views": {"taken": js.bridgeViews.taken, "released": js.bridgeViews.released}}
     from webclient.browser import read_batches, read_chunks
 
     chunks = [base64.b64decode(c) for c in chunks_b64]
     out: dict[str, Any] = {}
+    held: list[bytearray] = []
     for how in ("batches", "chunks"):
         fake = js.bridgeStreamFrom(to_js(chunks), spaced, error_after)
         seen: list[Any] = []
@@ -181,6 +193,8 @@ async def batches(*, chunks_b64: list[str], fast: bool = True, spaced: bool = Fa
         def on_batch(data: bytes, sizes: list[int], seen: list[Any] = seen) -> bool:
             at = sum(sum(s) for s, _ in seen)
             seen.append((sizes, data == b"".join(chunks)[at : at + len(data)] and sum(sizes) == len(data)))
+            if grow_at is not None and len(seen) == grow_at:
+                held.append(bytearray(js.bridgePyodide._module.HEAPU8.length))
             return False
 
         def on_bytes(data: bytes, seen: list[Any] = seen) -> bool:
@@ -195,6 +209,7 @@ async def batches(*, chunks_b64: list[str], fast: bool = True, spaced: bool = Fa
         except JsException as exc:
             raised = exc.name
         out[how] = {"seen": seen, "pulled": fake.state.pulled, "raised": raised}
+    held.clear()
     return out
 
 

@@ -113,7 +113,32 @@ async function main() {
   globalThis.bridgeCollector = collector;
   // The kit's static pump, counted, for the test that registers it (webclient.browser.PUMP_MODULE).
   globalThis.bridgePumpCalls = 0;
-  globalThis.bridgePump = (reader, feed) => { globalThis.bridgePumpCalls += 1; return pump(reader, feed); };
+  globalThis.bridgePump = (reader, feed, into) => { globalThis.bridgePumpCalls += 1; return pump(reader, feed, into); };
+  // The same pump recording how each batch crossed: "number" (written into the lent bytearray) or "object" (a
+  // Uint8Array), and whether the WebAssembly memory had grown since the previous batch; and counting the views of
+  // the lent bytearray it takes and releases.
+  globalThis.bridgeForms = [];
+  globalThis.bridgeViews = { taken: 0, released: 0 };
+  globalThis.bridgeFormPump = (reader, feed, into) => {
+    globalThis.bridgePumpCalls += 1;
+    let memory = py._module.HEAPU8.buffer;
+    const views = globalThis.bridgeViews;
+    const counted = into && {
+      getBuffer(type) {
+        const view = into.getBuffer(type);
+        views.taken += 1;
+        return { data: view.data, release() { views.released += 1; view.release(); } };
+      },
+    };
+    return pump(reader, (bytes, count) => {
+      globalThis.bridgeForms.push([typeof bytes, py._module.HEAPU8.buffer !== memory]);
+      memory = py._module.HEAPU8.buffer;
+      return feed(bytes, count);
+    }, counted);
+  };
+  // The same pump as a host's copy of the previous pump.mjs calls it, and as an earlier wheel does: without the
+  // bytearray, so every batch crosses as a Uint8Array.
+  globalThis.bridgeUint8Pump = (reader, feed) => { globalThis.bridgePumpCalls += 1; return pump(reader, feed); };
   // The same pump calling `feed` in pump.mjs's earlier form, `feed(bytes, sizes)`: a batch's chunk bytes only and
   // `sizes` a JS array of their lengths (undefined for one chunk), as a host's own older copy would.
   globalThis.bridgeOldPump = (reader, feed) => {

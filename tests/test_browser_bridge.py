@@ -233,7 +233,11 @@ BATCH_LENGTHS = pytest.mark.parametrize("lengths", [
     [40000, 3, 0, 1, 17000, 5],               # over BATCH_BYTES queued (the buffer grows) and first in a batch
     [4, 8, 12, 0, 0, 16],                    # no padding needed; an empty chunk last but one
     [0, 0, 0],                               # nothing but empty chunks
-], ids=["padded", "large-first", "aligned", "empty"])
+    [140000, 16000, 120000, 5, 0],           # a chunk, then a batch, too large for the lent bytearray
+], ids=["padded", "large-first", "aligned", "empty", "too-large"])
+#: The pump.mjs forms a registered pump may call back in (tests/bridge_cases.py PUMPS): the previous one, every
+#: batch a Uint8Array with the lengths packed after the bytes, and the one before, the lengths a JS array.
+EARLIER_PUMPS = pytest.mark.parametrize("pump", ["uint8", "array"])
 
 
 def assert_batches_hand_over_exactly(out: dict[str, Any], chunks: list[bytes]) -> None:
@@ -256,26 +260,72 @@ def test_a_batch_hands_over_its_bytes_and_every_chunk_length_exactly(pyodide: Py
     assert_batches_hand_over_exactly(out, chunks)
 
 
+@EARLIER_PUMPS
 @BATCH_LENGTHS
-def test_a_registered_pump_of_the_earlier_form_with_a_js_array_of_sizes_still_hands_over_exact_batches(
-        pyodide: PyodideNode, lengths: list[int]) -> None:
+def test_a_registered_pump_of_an_earlier_form_still_hands_over_exact_batches(
+        pyodide: PyodideNode, lengths: list[int], pump: str) -> None:
     chunks = [bytes([48 + (i + j) % 10 for j in range(n)]) for i, n in enumerate(lengths)]
 
-    out = pyodide.case("batches", chunks_b64=b64(chunks), old_pump=True)
+    out = pyodide.case("batches", chunks_b64=b64(chunks), pump=pump)
 
     assert out["kind"] == "module" and out["pump_calls"] == 2  # read_batches, then read_chunks
     assert_batches_hand_over_exactly(out, chunks)
 
 
-def test_a_registered_pump_of_the_earlier_form_hands_over_single_chunks_one_by_one(pyodide: PyodideNode) -> None:
+@EARLIER_PUMPS
+def test_a_registered_pump_of_an_earlier_form_hands_over_single_chunks_one_by_one(
+        pyodide: PyodideNode, pump: str) -> None:
     chunks = [b"data: %d\n\n" % i for i in range(12)]
 
-    out = pyodide.case("batches", chunks_b64=b64(chunks), spaced=True, old_pump=True)
+    out = pyodide.case("batches", chunks_b64=b64(chunks), spaced=True, pump=pump)
 
     assert out["kind"] == "module" and out["pump_calls"] == 2
     assert [sizes for sizes, _ in out["batches"]["seen"]] == [[len(c)] for c in chunks]
     assert all(whole for _, whole in out["batches"]["seen"])
     assert out["chunks"]["seen"] == b64(chunks)
+
+
+def test_batches_cross_as_numbers_through_the_lent_bytearray_and_those_too_large_for_it_as_a_uint8array(
+        pyodide: PyodideNode) -> None:
+    lengths = [140000, 16000, 120000, 3, 140000, 7, 1000, 1000, 0, 5]
+    chunks = [bytes([48 + (i + j) % 10 for j in range(n)]) for i, n in enumerate(lengths)]
+
+    out = pyodide.case("batches", chunks_b64=b64(chunks), pump="forms")
+
+    batches = [sizes for sizes, _ in out["batches"]["seen"]]
+    crossed = [form for form, _ in out["forms"][: len(batches)]]
+    # a batch crosses as a Uint8Array exactly when its bytes and lengths exceed the 128 KiB bytearray
+    too_large = [sum(sizes) + (4 * len(sizes) if len(sizes) > 1 else 0) > 0x20000 for sizes in batches]
+    assert crossed == ["object" if large else "number" for large in too_large]
+    kinds = {(large, len(sizes) > 1) for large, sizes in zip(too_large, batches, strict=True)}
+    assert kinds == {(True, False), (True, True), (False, False), (False, True)}, batches  # every path taken
+    assert_batches_hand_over_exactly(out, chunks)
+
+
+def test_batches_after_the_webassembly_memory_grew_still_cross_through_the_lent_bytearray_exactly(
+        pyodide: PyodideNode) -> None:
+    chunks = [bytes([65 + i % 26]) * 1000 for i in range(60)]  # four or five batches
+
+    out = pyodide.case("batches", chunks_b64=b64(chunks), pump="forms", grow_at=2)
+
+    batches = len(out["batches"]["seen"])
+    assert batches >= 3 and [form for form, _ in out["forms"][:batches]] == ["number"] * batches
+    assert out["forms"][2][1] is True  # the memory had grown (detaching the pump's view of it) before batch 3
+    assert_batches_hand_over_exactly(out, chunks)
+    assert out["views"]["taken"] >= 3 and out["views"]["released"] == out["views"]["taken"]  # a view again after it
+
+
+@pytest.mark.parametrize("end", ["eof", "error", "stop"])
+def test_the_pump_releases_its_views_of_the_lent_bytearray_however_the_reading_ends(
+        pyodide: PyodideNode, end: str) -> None:
+    chunks = [b"data: %d\n\n" % i for i in range(5)]
+    ending = {"eof": {}, "error": {"error_after": 3}, "stop": {"stop_at": 2}}[end]
+
+    out = pyodide.case("batches", chunks_b64=b64(chunks), pump="forms", **ending)
+
+    assert out["views"]["taken"] >= 2 and out["views"]["released"] == out["views"]["taken"]  # read_batches, read_chunks
+    assert out["chunks"]["raised"] == ("TypeError" if end == "error" else None)
+    assert len(out["chunks"]["seen"]) == {"eof": 5, "error": 3, "stop": 2}[end]
 
 
 def test_read_chunks_stops_inside_a_batch_at_the_chunk_that_asked_to_stop(pyodide: PyodideNode) -> None:

@@ -161,10 +161,10 @@ def test_the_pump_webclient_compiles_with_eval_is_the_kits_static_pump() -> None
 
     module = (REPO / "demo_site" / "kit" / "pump.mjs").read_text()
     batch = re.search(r"export const BATCH_BYTES = (\d+);", module)
-    head = "export async function pump(reader, feed) {"
+    head = "export async function pump(reader, feed, into) {"
     assert batch is not None and head in module
     static = f"const BATCH_BYTES = {batch.group(1)};" + module[module.index(head) + len(head) : module.rindex("}")]
     inline = browser._PUMP_SOURCE
-    assert inline.startswith("(async (reader, feed) => {") and inline.endswith("})")
+    assert inline.startswith("(async (reader, feed, into) => {") and inline.endswith("})")
 
-    assert _code(inline[len("(async (reader, feed) => {") : -2]) == _code(static)
+    assert _code(inline[len("(async (reader, feed, into) => {") : -2]) == _code(static)

@@ -123,21 +123,29 @@ NETWORK_STAGE = "network"
 #: the ``pump`` of its ``pump.mjs`` (``demo_site/kit/pump.mjs``), whose loop is exactly :data:`_PUMP_SOURCE`.
 PUMP_MODULE = "webclient_pump"
 
+#: Bytes of the bytearray :func:`read_batches` lends the JS pump to write batches into (see pump.mjs). A batch
+#: stops once it holds 16 KiB, so one of chunks of up to 64 KiB fits with its lengths (at most 16 KiB + 64 KiB of
+#: bytes and, for 1-byte chunks, 64 KiB of lengths); a larger one crosses as a Uint8Array. Lent per call, not
+#: shared: 128 KiB is nothing next to the session's buffers.
+BATCH_BUFFER_BYTES = 0x20000
+
 # The fast path's read loop, compiled with ``eval`` (``pyodide.code.run_js``) only when no host registered
-# PUMP_MODULE; the same code as ``pump`` in the kit's pump.mjs (read there why it reads ahead). ``feed(bytes,
-# count)`` gets one transport chunk (``count`` undefined) or ``count`` already queued ones: their bytes
-# concatenated, then their lengths as ``count`` little-endian uint32 (the bytes are
-# valid during the call only, their buffer is reused); it returns true when the session needs no more bytes. The
+# PUMP_MODULE; the same code as ``pump`` in the kit's pump.mjs (read there why it reads ahead and how a batch
+# crosses). ``feed(size, count)`` finds one transport chunk (``count`` undefined) or ``count`` already queued ones
+# written into ``into`` (read_batches' bytearray): their bytes, then their lengths as ``count`` little-endian
+# uint32; a batch too large for ``into`` comes as ``feed(bytes, count)``, the same layout in a Uint8Array (valid
+# during the call only, its buffer is reused). ``feed`` returns true when the session needs no more bytes. The
 # loop never releases the reader: the Python side owns it and cancels it when the attempt stops early.
-_PUMP_SOURCE = """(async (reader, feed) => {
+_PUMP_SOURCE = """(async (reader, feed, into) => {
   const BATCH_BYTES = 16384;
   const track = () => {
     const box = { read: reader.read(), result: undefined };
     box.read.then((result) => { box.result = result; }, () => { box.result = null; });
     return box;
   };
+  let buffer = null;
+  let view = null;
   let scratch = new Uint8Array(2 * BATCH_BYTES);
-  let lengths = new DataView(scratch.buffer);
   let next = track();
   try {
     for (;;) {
@@ -154,25 +162,39 @@ _PUMP_SOURCE = """(async (reader, feed) => {
         size += queued.value.byteLength;
         next = track();
       }
+      const count = chunks === null ? undefined : chunks.length;
+      const total = chunks === null ? size : size + 4 * count;
+      if (into !== undefined && (view === null || view.length === 0)) {
+        buffer?.release();
+        buffer = null;
+        buffer = into.getBuffer("u8");
+        view = buffer.data;
+      }
+      let bytes = view;
+      if (view === null || total > view.length) {
+        if (chunks === null) {
+          if (feed(first.value, undefined)) return;
+          continue;
+        }
+        if (scratch.length < total) scratch = new Uint8Array(total);
+        bytes = scratch;
+      }
       if (chunks === null) {
-        if (feed(first.value, undefined)) return;
-        continue;
+        bytes.set(first.value, 0);
+      } else {
+        const lengths = new DataView(bytes.buffer, bytes.byteOffset + size, 4 * count);
+        let at = 0;
+        for (let i = 0; i < count; i++) {
+          const chunk = chunks[i];
+          bytes.set(chunk, at);
+          at += chunk.byteLength;
+          lengths.setUint32(4 * i, chunk.byteLength, true);
+        }
       }
-      const total = size + 4 * chunks.length;
-      if (scratch.length < total) {
-        scratch = new Uint8Array(total);
-        lengths = new DataView(scratch.buffer);
-      }
-      let at = 0;
-      for (let i = 0; i < chunks.length; i++) {
-        const chunk = chunks[i];
-        scratch.set(chunk, at);
-        at += chunk.byteLength;
-        lengths.setUint32(size + 4 * i, chunk.byteLength, true);
-      }
-      if (feed(scratch.subarray(0, total), chunks.length)) return;
+      if (feed(bytes === view ? size : bytes.subarray(0, total), count)) return;
     }
   } finally {
+    buffer?.release();
     next.read.catch(() => {});
   }
 })"""
@@ -213,14 +235,18 @@ async def read_batches(reader: Any, on_batch: Callable[[bytes, list[int]], bool]
     released nor cancelled here.
 
     ``fast=True``: the JS pump (see :func:`fast_path`) calls back synchronously through one ``create_proxy``,
-    destroyed before returning, with a batch's lengths packed after its bytes (one buffer crosses, not a buffer
-    and an array; unpacked here into ``sizes``); without a pump, the pull loop. ``fast=False``: the pure-Python
-    pull loop, one ``await reader.read()`` per chunk, each its own batch.
+    destroyed before returning. It writes a batch straight into a bytearray of :data:`BATCH_BUFFER_BYTES` lent to
+    it (a second proxy, also destroyed), its chunks' lengths packed after its bytes, and calls with numbers only;
+    a batch too large for it crosses as a Uint8Array, laid out the same (the sizes are unpacked here). Without a
+    pump, the pull loop. ``fast=False``: the pure-Python pull loop, one ``await reader.read()`` per chunk, each its
+    own batch.
 
-    The callback also accepts the earlier pump.mjs's form, ``feed(bytes, sizes)`` with the chunks' bytes only and
-    ``sizes`` a JS array of their lengths, so a host that registered its own copy of an older pump.mjs as
-    :data:`PUMP_MODULE` keeps reading with a newer wheel, the same batches and ``sizes``. The forms differ by
-    type: after ``undefined`` (one chunk, both forms) an ``int`` is a packed count, anything else such an array.
+    The callback also accepts the earlier pump.mjs's forms, which a host that registered its own copy of an older
+    pump.mjs as :data:`PUMP_MODULE` keeps calling with a newer wheel (the same batches and ``sizes``): every batch
+    as a Uint8Array (the previous form, which ignores the bytearray), and ``feed(bytes, sizes)`` with the chunks'
+    bytes only and ``sizes`` a JS array of their lengths (the one before). The forms differ by type: a batch is an
+    ``int`` (written into the bytearray) or a Uint8Array; after a Uint8Array, ``undefined`` is one chunk, an ``int``
+    a packed count and anything else such an array.
     """
     pump = _pump()[1] if fast else None
     if pump is None:
@@ -232,20 +258,32 @@ async def read_batches(reader: Any, on_batch: Callable[[bytes, list[int]], bool]
             if on_batch(data, [len(data)]):
                 return
 
+    into = bytearray(BATCH_BUFFER_BYTES)
+    written = memoryview(into)
+
     def feed(chunk: Any, count: Any = None) -> bool:
+        if type(chunk) is int:  # the pump wrote the batch into `into`: `chunk` bytes, then `count` lengths
+            data = written[:chunk].tobytes()
+            if count is None:
+                return on_batch(data, [chunk])
+            return on_batch(data, list(unpack_from(f"<{count}I", into, chunk)))
         data = chunk.to_bytes()
         if count is None:
             return on_batch(data, [len(data)])
         if type(count) is int:
-            sizes = list(unpack_from(f"<{count}I", data, len(data) - 4 * count))
-            return on_batch(data[: sum(sizes)], sizes)
+            size = len(data) - 4 * count
+            return on_batch(data[:size], list(unpack_from(f"<{count}I", data, size)))
         return on_batch(data, count.to_py())  # an older pump's JS array of the lengths (see the docstring)
 
-    proxy = _ffi().create_proxy(feed)
+    ffi = _ffi()
+    proxy = ffi.create_proxy(feed)
+    lent = ffi.create_proxy(into)
     try:
-        await pump(reader, proxy)
+        await pump(reader, proxy, lent)
     finally:
         proxy.destroy()
+        lent.destroy()
+        written.release()
 
 
 async def read_chunks(reader: Any, on_bytes: Callable[[bytes], bool], *, fast: bool = True) -> None:
