@@ -410,6 +410,20 @@ def test_a_typed_feed_broken_once_in_many_parts_keeps_its_names_separator_and_mo
         assert assert_chunking_invariant(_observed, stream, random_count=20)[0] == out
 
 
+def test_a_pending_value_continued_by_text_that_looks_like_an_event_line_and_a_data_line_keeps_it() -> None:
+    # The last feed ended inside a data line ("data: abc"); the next one continues that line with
+    # "event: x", then a second data line: one event of the pending type whose data is both lines,
+    # on the separator of one name and on the one of any type (the head of the split is not a
+    # whole event block, however much it looks like one).
+    for settle in [_SETTLE[: -len("event: d\ndata: b")], _typed(["a", "b", "c", "a", "b", "c"])]:
+        feeds = [settle + "event: d\ndata: abc", "event: x\ndata: y\n\n" + _typed(["d", "e"], 50)]
+        stream = "".join(feeds).encode()
+        expected = reference_parse(stream)
+        assert expected[-3:-2] == [SSEEvent("d", "abcevent: x\ny", "")]
+        assert _feed_all(feeds)[1] == expected
+        assert assert_chunking_invariant(_observed, stream, random_count=20)[0] == expected
+
+
 # A broken part that is the value, then whole events of other names (a block ends, the next
 # starts), is read as the separator of any type reads its parts: each ``NAME\ndata: VALUE`` is an
 # event as it is, any other block (an id line, a comment after it, a CR alone in CRLF text) by the

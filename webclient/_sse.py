@@ -570,8 +570,9 @@ class SSEParser:
         and return that event, else ``None``."""
         if self._data:
             return None
+        self._unpack_tail()  # (a value held as one string: the same, as fragments)
         if self._tail_is_data:
-            # A data value held as fragments (a long line).
+            # A data value held as fragments (a long line, or the value of the last feed's tail).
             if "\n" in head or (crlf and "\r" in head) or self._line_len + len(head) > self._fast_cap + 6:
                 return None
             value = "".join([*self._line_parts, head])
