@@ -424,6 +424,28 @@ def test_a_pending_value_continued_by_text_that_looks_like_an_event_line_and_a_d
         assert assert_chunking_invariant(_observed, stream, random_count=20)[0] == expected
 
 
+def test_a_feed_of_varying_names_ending_in_a_run_of_one_name_takes_that_names_separator() -> None:
+    # On the separator of any type, a feed whose first event has another name but whose last
+    # _NAME_RUN (8) events and the next one share a name goes to that name's separator at once (a
+    # Responses stream's text deltas resuming after a tool call); 7 of them, or a next event of
+    # another name, leave the separator of any type.
+    one_name, any_name = "\n\nevent: d\ndata: ", "\n\nevent: "
+    varying = _typed(["a", "b", "c", "a", "b", "c"])
+    for run, next_name, separator in [(8, "d", one_name), (20, "d", one_name), (7, "d", any_name),
+                                      (8, "e", any_name)]:
+        feeds = [varying + "event: a\ndata: x", "\n\n" + _typed(["e", "f"], 50) + _typed(["d"] * run, 100)
+                 + f"event: {next_name}\ndata: t", "ail\n\n" + _typed(["d"] * 3, 500)]
+        parser, out = _feed_all(feeds[:1])
+        assert parser._separator == any_name
+        out += parser.feed(feeds[1])
+        assert parser._separator == separator, (run, next_name)
+        stream = "".join(feeds).encode()
+        out += parser.feed(feeds[2])
+        assert out == reference_parse(stream) and out[-4] == SSEEvent(next_name, "tail", "")
+        assert (parser.events_dispatched, parser.lines_interpreted) == (len(out), 0)
+        assert assert_chunking_invariant(_observed, stream, random_count=20)[0] == out
+
+
 # A broken part that is the value, then whole events of other names (a block ends, the next
 # starts), is read as the separator of any type reads its parts: each ``NAME\ndata: VALUE`` is an
 # event as it is, any other block (an id line, a comment after it, a CR alone in CRLF text) by the

@@ -49,7 +49,7 @@ The steady state (LLM streams: every event is one data line, alone or after one 
     break up more often than once in ``_NAME_RUN`` parts (or whose first or last part) switches to
     the any-name separator (``_as_named``), and that one gives way to a one-name separator again
     once one name has run for ``_NAME_RUN`` events (feeds whose first and last events and the next
-    one share it).
+    one share it, or a feed's last ``_NAME_RUN`` events and the next one).
     The choice only decides speed, never a result: the property tests compare every shape with a
     naive oracle under every chunking, and test the invariants the speed-up relies on.
 
@@ -93,9 +93,10 @@ _ASCII_DIGITS = frozenset("0123456789")
 #: The prefix of the separator of any type (see ``SSEParser._use_separator``): a name follows.
 _ANY_TYPE = "event: "
 #: Events of one name in a row (counted a feed at a time: the feed's first and last events and the
-#: next one share it) after which the separator of any type gives way to that name's own; and a
-#: typed feed on a one-name separator whose parts hold other events more often than once in this
-#: many parts gives way to the separator of any type. The one-name separator reads an event
+#: next one share it; or seen at a feed's end: its last this many events and the next one) after
+#: which the separator of any type gives way to that name's own; and a typed feed on a one-name
+#: separator whose parts hold other events more often than once in this many parts gives way to
+#: the separator of any type. The one-name separator reads an event
 #: faster, but each part that events of other names break up is then read by the general path:
 #: recorded Anthropic/Responses traffic repeats a name 1-15 times in a row, Anthropic's text
 #: deltas hundreds of times.
@@ -506,9 +507,14 @@ class SSEParser:
         if found and "\n" not in value and "\n" not in name and not (crlf and ("\r" in value or "\r" in name)):
             self._data_tail = value
             self._event_type = name
-            if out and name == out[-1][0] == out[0][0]:
+            if out and name == out[-1][0]:
                 # The name repeats: once it has for long enough, its own separator again.
-                self._name_run += len(out)
+                if name == out[0][0]:
+                    self._name_run += len(out)
+                elif len(out) > _NAME_RUN and out[-_NAME_RUN][0] == name:
+                    self._name_run = _NAME_RUN  # (the feed ends with a run of it)
+                else:
+                    self._name_run = 0
                 if self._name_run >= _NAME_RUN:
                     self._use_separator(name, False)
             else:
