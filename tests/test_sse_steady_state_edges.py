@@ -410,6 +410,101 @@ def test_a_typed_feed_broken_once_in_many_parts_keeps_its_names_separator_and_mo
         assert assert_chunking_invariant(_observed, stream, random_count=20)[0] == out
 
 
+def test_a_pending_value_continued_by_text_that_looks_like_an_event_line_and_a_data_line_keeps_it() -> None:
+    # The last feed ended inside a data line ("data: abc"); the next one continues that line with
+    # "event: x", then a second data line: one event of the pending type whose data is both lines,
+    # on the separator of one name and on the one of any type (the head of the split is not a
+    # whole event block, however much it looks like one).
+    for settle in [_SETTLE[: -len("event: d\ndata: b")], _typed(["a", "b", "c", "a", "b", "c"])]:
+        feeds = [settle + "event: d\ndata: abc", "event: x\ndata: y\n\n" + _typed(["d", "e"], 50)]
+        stream = "".join(feeds).encode()
+        expected = reference_parse(stream)
+        assert expected[-3:-2] == [SSEEvent("d", "abcevent: x\ny", "")]
+        assert _feed_all(feeds)[1] == expected
+        assert assert_chunking_invariant(_observed, stream, random_count=20)[0] == expected
+
+
+def test_a_feed_of_varying_names_ending_in_a_run_of_one_name_takes_that_names_separator() -> None:
+    # On the separator of any type, a feed whose first event has another name but whose last
+    # _NAME_RUN (8) events and the next one share a name goes to that name's separator at once (a
+    # Responses stream's text deltas resuming after a tool call); 7 of them, or a next event of
+    # another name, leave the separator of any type.
+    one_name, any_name = "\n\nevent: d\ndata: ", "\n\nevent: "
+    varying = _typed(["a", "b", "c", "a", "b", "c"])
+    for run, next_name, separator in [(8, "d", one_name), (20, "d", one_name), (7, "d", any_name),
+                                      (8, "e", any_name)]:
+        feeds = [varying + "event: a\ndata: x", "\n\n" + _typed(["e", "f"], 50) + _typed(["d"] * run, 100)
+                 + f"event: {next_name}\ndata: t", "ail\n\n" + _typed(["d"] * 3, 500)]
+        parser, out = _feed_all(feeds[:1])
+        assert parser._separator == any_name
+        out += parser.feed(feeds[1])
+        assert parser._separator == separator, (run, next_name)
+        stream = "".join(feeds).encode()
+        out += parser.feed(feeds[2])
+        assert out == reference_parse(stream) and out[-4] == SSEEvent(next_name, "tail", "")
+        assert (parser.events_dispatched, parser.lines_interpreted) == (len(out), 0)
+        assert assert_chunking_invariant(_observed, stream, random_count=20)[0] == out
+
+
+def test_a_big_one_name_feed_ending_in_events_of_other_names_keeps_the_names_separator_wherever_it_is_cut() -> None:
+    # A feed of more than _NAME_RUN values of "d" whose last part is a value and then events of
+    # other names (a Responses stream's text deltas, then a tool call's events) keeps the separator
+    # of "d", wherever the feed ends inside the next event (its name, its data line's field name,
+    # its value, the blank line after it: held as the partial line it is); the next feed begins
+    # with the rest of that event and more events of other names (its head), then values of "d"
+    # again, read on that separator too: no line is read one at a time, each feed's ``work`` is
+    # its length plus at most the line its head completes, and every event is the oracle's. In LF
+    # and CRLF text.
+    for eol in ("\n", "\r\n"):
+        one_name = "\n\nevent: d\ndata: "  # (its CRLF form for CRLF text)
+        settle = _SETTLE.replace("\n", eol)
+        run = _typed(["d"] * 12, 100).replace("\n", eol)
+        others = _typed(["e", "f"], 200).replace("\n", eol)
+        cut_event = "event: g\ndata: G-value\n\n".replace("\n", eol)
+        # (An event of another name after the run, so that the run does not end the feed.)
+        rest = (_typed(["e"], 300) + _typed(["d"] * 12, 400) + _typed(["e"], 500)
+                + "event: d\ndata: t").replace("\n", eol)
+        for cut in range(len(cut_event) + 1):
+            feeds = [settle, eol * 2 + run + others + cut_event[:cut], cut_event[cut:] + rest,
+                     "ail" + eol * 2 + _typed(["d"] * 3, 600).replace("\n", eol)]
+            parser, out = _feed_all(feeds[:1])
+            for i in (1, 2):
+                before = parser.work
+                out += parser.feed(feeds[i])
+                assert parser._separator == one_name, (eol, cut)
+                assert len(feeds[i]) <= parser.work - before <= len(feeds[i]) + len(cut_event), (eol, cut)
+                so_far = "".join(feeds[: i + 1]).replace("\r\n", "\n").replace("\r", "\n")
+                assert parser.pending_line_chars == len(so_far.rsplit("\n", 1)[1]), (eol, cut)
+            out += parser.feed(feeds[3])
+            stream = "".join(feeds).encode()
+            assert out == reference_parse(stream) and out[-4] == SSEEvent("d", "tail", ""), (eol, cut)
+            assert (parser.events_dispatched, parser.lines_interpreted) == (len(out), 0), (eol, cut)
+        assert assert_chunking_invariant(_observed, stream, random_count=20)[0] == out
+
+
+def test_how_many_values_of_one_name_a_feed_holds_decides_its_separator_around_events_of_other_names() -> None:
+    # A feed of k values of "d", then events of other names: k <= _NAME_RUN (8), the run looks
+    # over and the separator of any type reads the next feeds; k > 8, the separator of "d" stays.
+    # A next feed that begins with events of other names: read on the separator of "d" when it
+    # holds more than 8 parts split on it (its head, values, the part its "e" event breaks), else
+    # on the one of any type (which its last events, "e" then "d", do not turn back).
+    one_name, any_name = "\n\nevent: d\ndata: ", "\n\nevent: "
+    for k, first_separator in [(8, any_name), (9, one_name)]:
+        for values, second_separator in [(7, any_name), (8, one_name)]:
+            feeds = [_SETTLE, "\n\n" + _typed(["d"] * k, 100) + _typed(["e", "f"], 200) + "event: g\ndata: G",
+                     "-value\n\n" + _typed(["e"], 300) + _typed(["d"] * values, 400) + _typed(["e"], 500)
+                     + "event: d\ndata: t", "ail\n\n" + _typed(["d"] * 3, 600)]
+            parser, out = _feed_all(feeds[:2])
+            assert parser._separator == first_separator, (k, values)
+            out += parser.feed(feeds[2])
+            if first_separator == one_name:
+                assert parser._separator == second_separator, (k, values)
+            out += parser.feed(feeds[3])
+            stream = "".join(feeds).encode()
+            assert out == reference_parse(stream) and parser.lines_interpreted == 0
+            assert assert_chunking_invariant(_observed, stream, random_count=10)[0] == out
+
+
 # A broken part that is the value, then whole events of other names (a block ends, the next
 # starts), is read as the separator of any type reads its parts: each ``NAME\ndata: VALUE`` is an
 # event as it is, any other block (an id line, a comment after it, a CR alone in CRLF text) by the

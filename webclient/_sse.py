@@ -37,7 +37,12 @@ The steady state (LLM streams: every event is one data line, alone or after one 
     ``_typed_parts``, ``_named_parts``), so one unusual event does not send its whole feed there:
     on a one-name separator, the events before the first such part are kept as built and the parts
     after it are values again (a big feed of Anthropic text deltas in which a block ends and the
-    next one starts stays on it).
+    next one starts stays on it). Events of other names in the first or the last part of a big
+    feed on a one-name separator (a break in the run that the feed's edge cuts: Responses' text
+    deltas, a tool call's events, text deltas again) are read as the any-name separator reads its
+    parts (``_named_parts``, ``_next_event``), and the one-name separator stays for the next feed
+    when the feed held more than ``_NAME_RUN`` parts; a value of another name that the feed's end
+    cuts is then held as the partial line it is, not as a value.
     A feed without a line break only lengthens the pending line (one scan, no split), and a feed
     the separator does not split goes through the general path: the pending line is finished with
     the text up to the first line feed (``_finish_line``), and the rest is read block by block
@@ -46,10 +51,11 @@ The steady state (LLM streams: every event is one data line, alone or after one 
     spec's algorithm (``_process``).
     The separator follows the stream: when the general path leaves a data line pending that began
     an event, the separator becomes that event's prefix; a typed feed that events of other names
-    break up more often than once in ``_NAME_RUN`` parts (or whose first or last part) switches to
-    the any-name separator (``_as_named``), and that one gives way to a one-name separator again
-    once one name has run for ``_NAME_RUN`` events (feeds whose first and last events and the next
-    one share it).
+    break up more often than once in ``_NAME_RUN`` parts (or whose first or last part, in a feed
+    of at most ``_NAME_RUN`` parts) switches to the any-name separator, and that one gives way to
+    a one-name separator again once one name has run for ``_NAME_RUN`` events (feeds whose first
+    and last events and the next one share it, or a feed's last ``_NAME_RUN`` events and the next
+    one).
     The choice only decides speed, never a result: the property tests compare every shape with a
     naive oracle under every chunking, and test the invariants the speed-up relies on.
 
@@ -93,9 +99,10 @@ _ASCII_DIGITS = frozenset("0123456789")
 #: The prefix of the separator of any type (see ``SSEParser._use_separator``): a name follows.
 _ANY_TYPE = "event: "
 #: Events of one name in a row (counted a feed at a time: the feed's first and last events and the
-#: next one share it) after which the separator of any type gives way to that name's own; and a
-#: typed feed on a one-name separator whose parts hold other events more often than once in this
-#: many parts gives way to the separator of any type. The one-name separator reads an event
+#: next one share it; or seen at a feed's end: its last this many events and the next one) after
+#: which the separator of any type gives way to that name's own; and a typed feed on a one-name
+#: separator whose parts hold other events more often than once in this many parts gives way to
+#: the separator of any type. The one-name separator reads an event
 #: faster, but each part that events of other names break up is then read by the general path:
 #: recorded Anthropic/Responses traffic repeats a name 1-15 times in a row, Anthropic's text
 #: deltas hundreds of times.
@@ -273,8 +280,8 @@ class SSEParser:
             head = parts[0]
             pending = self._data_tail
             first = pending + head if pending is not None else self._rest_of_event(head, crlf)
+            tail = parts.pop()
             if first is not None and len(first) <= cap:
-                tail = parts.pop()
                 parts[0] = first
                 id_buffer = self._id_buffer
                 event_type = self._fast_type
@@ -298,7 +305,7 @@ class SSEParser:
                         # The last part is the value of the next event's data line so far.
                         self._data_tail = tail
                         return out
-                    self._next_event(tail, self._prefix, crlf, out)
+                    self._next_event(tail, self._prefix, crlf, out, len(parts))
                     return out
                 if not self._prefix_type:
                     out = []
@@ -319,6 +326,18 @@ class SSEParser:
                     self.last_event_id = id_buffer
                     self._typed_parts(parts, kept, tail, crlf, out)
                     return out
+            if self._prefix_type and len(parts) > _NAME_RUN:
+                # The head is not the rest of an event of the separator's name but, usually, of
+                # events of other names (a break in a run of the name, begun in the last feed:
+                # ``_next_event``), which a run of the name follows: the head is read as the
+                # separator of any type reads its parts (each ends with a blank line), the rest
+                # as on the path above.
+                out = []
+                self.work += size
+                self._named_parts(head.split(("\r\n\r\n" if crlf else "\n\n") + _ANY_TYPE), crlf, out, False)
+                if self.failure is None:
+                    self._typed_parts(parts, 1, tail, crlf, out)
+                return out
         # A typed stream whose events are not all of the separator's type: the separator of any
         # type, if it splits the text; else (and for data-only streams) the general path.
         out = []
@@ -453,24 +472,43 @@ class SSEParser:
             self._data_tail = tail
             self._event_type = self._prefix_type
         else:
-            self._next_event(tail, prefix, crlf, out)
+            self._next_event(tail, prefix, crlf, out, len(parts))
 
-    def _next_event(self, tail: str, prefix: str, crlf: bool, out: list[SSEItem]) -> None:
+    def _next_event(self, tail: str, prefix: str, crlf: bool, out: list[SSEItem], run: int) -> None:
         """Read ``tail``, the last part of a feed on a one-name separator (whose prefix is
-        ``prefix``), which holds a line break: a value and the start of the next prefix
-        (``_ended_value``), else, in a typed stream, events of other names (``_as_named``), else
-        the general path."""
+        ``prefix``; ``run`` parts), which holds a line break: a value and the start of the next
+        prefix (``_ended_value``), else, in a typed stream, the value and events of other names
+        (read as the separator of any type reads its parts; that separator reads the next feeds
+        unless the feed held more than ``_NAME_RUN`` parts), else the general path."""
         self._data_tail = None
         self._event_type = ""
-        if not self._ended_value(self._fast_type, tail, prefix, crlf, out) and not (
-                self._prefix_type and self._as_named(prefix + tail, crlf, out)):
+        if self._ended_value(self._fast_type, tail, prefix, crlf, out):
+            return
+        any_separator = ("\r\n\r\n" if crlf else "\n\n") + _ANY_TYPE
+        parts = tail.rsplit(any_separator) if self._prefix_type else [tail]
+        if len(parts) == 1:
             self._lines(prefix + tail, crlf, out)
+            return
+        if run <= _NAME_RUN:
+            self._use_separator(self._prefix_type, True)
+        # The tail's first part is the value of a data line begun after an event line of the
+        # separator's type (the prefix).
+        self._data_tail = ""
+        self._event_type = self._prefix_type
+        self._named_parts(parts, crlf, out)
+        value = self._data_tail
+        if value is not None and not self._any_type and self._event_type != self._prefix_type:
+            # A value of another name, on the name's separator: held as the partial line it is.
+            self._line_parts = ["data: ", value]
+            self._line_len = 6 + len(value)
+            self._data_tail = None
 
-    def _named_parts(self, parts: list[str], crlf: bool, out: list[SSEItem]) -> None:
+    def _named_parts(self, parts: list[str], crlf: bool, out: list[SSEItem], tailed: bool = True) -> None:
         """The steady state with the separator of any type (``"\n\nevent: "``): each part but the
         first and the last is ``NAME\ndata: VALUE``; a part that is not is read by the general
-        path from its block start."""
-        tail = parts.pop()
+        path from its block start. Without ``tailed``, the last part is one more whole event (the
+        parts ended with a blank line)."""
+        tail = parts.pop() if tailed else ""
         head = parts[0]
         eol2 = "\r\n\r\n" if crlf else "\n\n"
         inner = "\r\ndata: " if crlf else "\ndata: "
@@ -499,16 +537,21 @@ class SSEParser:
             if self.failure is not None:
                 return
             dispatched = 0
-        if not self._named_events(parts, 1, crlf, out, dispatched):
+        if not self._named_events(parts, 1, crlf, out, dispatched) or not tailed:
             return
         # The last part begins the next event: "NAME\ndata: VALUE" so far, or the name so far.
         name, found, value = tail.partition(inner)
         if found and "\n" not in value and "\n" not in name and not (crlf and ("\r" in value or "\r" in name)):
             self._data_tail = value
             self._event_type = name
-            if out and name == out[-1][0] == out[0][0]:
+            if out and name == out[-1][0]:
                 # The name repeats: once it has for long enough, its own separator again.
-                self._name_run += len(out)
+                if name == out[0][0]:
+                    self._name_run += len(out)
+                elif len(out) > _NAME_RUN and out[-_NAME_RUN][0] == name:
+                    self._name_run = _NAME_RUN  # (the feed ends with a run of it)
+                else:
+                    self._name_run = 0
                 if self._name_run >= _NAME_RUN:
                     self._use_separator(name, False)
             else:
@@ -570,8 +613,9 @@ class SSEParser:
         and return that event, else ``None``."""
         if self._data:
             return None
+        self._unpack_tail()  # (a value held as one string: the same, as fragments)
         if self._tail_is_data:
-            # A data value held as fragments (a long line).
+            # A data value held as fragments (a long line, or the value of the last feed's tail).
             if "\n" in head or (crlf and "\r" in head) or self._line_len + len(head) > self._fast_cap + 6:
                 return None
             value = "".join([*self._line_parts, head])
