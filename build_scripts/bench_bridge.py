@@ -56,6 +56,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import pyodide_tools
+
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPTS = ROOT / "build_scripts"
 ESP_DIST = ROOT / "build" / "node" / "node_modules" / "eventsource-parser" / "dist"
@@ -160,7 +162,9 @@ def bench_node(site: Path, args: argparse.Namespace) -> dict[str, Any]:
     node = shutil.which("node")
     if not node:
         raise SystemExit("node not found")
-    proc = subprocess.run([node, str(SCRIPTS / "bench_bridge.mjs"), "--site", str(site),
+    # The V8 flags every Node running Pyodide gets in this repository (a Node 20 deoptimizer crash; pyodide_tools.py).
+    flags = pyodide_tools.pyodide_node_flags(node)
+    proc = subprocess.run([node, *flags, str(SCRIPTS / "bench_bridge.mjs"), "--site", str(site),
                            "--chunk", str(args.chunk), "--runs", str(args.runs), "--clock", args.clock],
                           capture_output=True, text=True, timeout=3600, check=False)
     if proc.returncode != 0:

@@ -27,6 +27,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import pyodide_tools
+
 REPO = Path(__file__).resolve().parents[1]
 PYODIDE = REPO / "build" / "node" / "node_modules" / "pyodide"
 CHROMIUM = "/usr/bin/chromium"
@@ -108,8 +110,8 @@ def run_node(code: str) -> dict[str, object]:
                                              repo=json.dumps(str(REPO))))
         script = Path(tmp) / "code.py"
         script.write_text(code)
-        proc = subprocess.run(["node", str(runner), str(script)], capture_output=True, text=True, timeout=900,
-                              check=False)
+        proc = subprocess.run(["node", *pyodide_tools.pyodide_node_flags("node"), str(runner), str(script)],
+                              capture_output=True, text=True, timeout=900, check=False)
     lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
     if not lines:
         raise RuntimeError(f"node exited {proc.returncode}: {proc.stderr[-500:]}")

@@ -525,6 +525,24 @@ def cmd_site(site_dir: Path) -> None:
 # --------------------------------------------------------------------------------------------- test
 
 
+#: V8 flags every Node that runs Pyodide gets here (the in-Pyodide suite, the bridge tests, the Node benchmarks),
+#: each only where this node accepts it (an unknown V8 flag stops node with exit code 9).
+#:
+#: ``--no-turbo-inline-js-wasm-calls``: Node 20's V8 (11.3) aborts the whole process ("Fatal error ... unreachable
+#: code" in ``Deoptimizer::DoComputeBuiltinContinuation``) when optimized JS that inlined a JS->Wasm call is
+#: deoptimized while that call is still running, as happens when Python grows the WebAssembly memory inside a
+#: task step Node's ``processImmediate`` runs. Seen once in CI (the bridge tests' runner died mid-module);
+#: reproduced on every run with ``--stress-inline --interrupt-budget=500``, and never with this flag
+#: (tests/test_browser_bridge.py keeps that check). A page's own Node host needs the same flag (README).
+PYODIDE_V8_FLAGS = ("--no-turbo-inline-js-wasm-calls",)
+
+
+def pyodide_node_flags(node: str) -> list[str]:
+    """The flags of :data:`PYODIDE_V8_FLAGS` that ``node`` accepts (probed: an unknown one makes it exit 9)."""
+    return [flag for flag in PYODIDE_V8_FLAGS
+            if subprocess.run([node, flag, "-e", "0"], capture_output=True, check=False).returncode == 0]
+
+
 def jspi_flags(node: str) -> list[str]:
     """Node flags that give WebAssembly stack switching (JSPI), needed by ``asyncio.run`` inside Pyodide."""
     probe = "process.exit(WebAssembly.Suspending || WebAssembly.Suspender ? 0 : 3)"
@@ -556,7 +574,8 @@ def cmd_test(argv: Sequence[str]) -> int:
     ours = cmd_wheel()
     node = node_executable()
     wheels = [WHEELS_DIR / w.file_name for w in PINNED_WHEELS if w.role == "test"] + [ours]
-    cmd: list[str | Path] = [node, *jspi_flags(node), HARNESS, "--pyodide", PYODIDE_PKG]
+    cmd: list[str | Path] = [node, *pyodide_node_flags(node), *jspi_flags(node), HARNESS,
+                             "--pyodide", PYODIDE_PKG]
     for wheel in wheels:
         cmd += ["--wheel", wheel]
     # tests/ at /proj/tests; <repo>/../shared at /shared, i.e. Path(__file__).resolve().parents[1].parent / "shared"
