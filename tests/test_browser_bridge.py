@@ -94,8 +94,8 @@ class PyodideNode:
         node = os.environ.get("NODE") or shutil.which("node")
         assert node, "node (>= 20) is required for the Pyodide bridge tests"
         self._proc = subprocess.Popen(
-            [node, *pyodide_node_flags(node), *stress, str(RUNNER), "--pyodide", str(PYODIDE_DIR), "--wheel", str(wheels[0]),
-             "--mount", f"{ROOT / 'tests'}:/bridge"],
+            [node, *pyodide_node_flags(node), *stress, str(RUNNER), "--pyodide", str(PYODIDE_DIR),
+             "--wheel", str(wheels[0]), "--mount", f"{ROOT / 'tests'}:/bridge"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1)
         self._lines: queue.Queue[str] = queue.Queue()
         self._reader = threading.Thread(target=self._pump, daemon=True)
@@ -253,6 +253,16 @@ LENGTH_SETS = [
 ]
 BATCH_LENGTHS = pytest.mark.parametrize("lengths", LENGTH_SETS, ids=["padded", "large-first", "aligned", "empty",
                                                                      "too-large"])
+
+#: Chunk lengths whose batches take every crossing path: one chunk or several, within the lent bytearray or too large.
+BOTH_FORMS = [140000, 16000, 120000, 3, 140000, 7, 1000, 1000, 0, 5]
+
+
+def digit_chunks(lengths: list[int]) -> list[bytes]:
+    """Chunks of these lengths, of ASCII digits that run on from chunk to chunk (a misplaced byte shows)."""
+    return [bytes([48 + (i + j) % 10 for j in range(n)]) for i, n in enumerate(lengths)]
+
+
 #: The pump.mjs forms a registered pump may call back in (tests/bridge_cases.py PUMPS): the previous one, every
 #: batch a Uint8Array with the lengths packed after the bytes, and the one before, the lengths a JS array.
 EARLIER_PUMPS = pytest.mark.parametrize("pump", ["uint8", "array"])
@@ -271,7 +281,7 @@ def assert_batches_hand_over_exactly(out: dict[str, Any], chunks: list[bytes]) -
 @BATCH_LENGTHS
 def test_a_batch_hands_over_its_bytes_and_every_chunk_length_exactly(pyodide: PyodideNode,
                                                                        lengths: list[int]) -> None:
-    chunks = [bytes([48 + (i + j) % 10 for j in range(n)]) for i, n in enumerate(lengths)]
+    chunks = digit_chunks(lengths)
 
     out = pyodide.case("batches", chunks_b64=b64(chunks))
 
@@ -282,7 +292,7 @@ def test_a_batch_hands_over_its_bytes_and_every_chunk_length_exactly(pyodide: Py
 @BATCH_LENGTHS
 def test_a_registered_pump_of_an_earlier_form_still_hands_over_exact_batches(
         pyodide: PyodideNode, lengths: list[int], pump: str) -> None:
-    chunks = [bytes([48 + (i + j) % 10 for j in range(n)]) for i, n in enumerate(lengths)]
+    chunks = digit_chunks(lengths)
 
     out = pyodide.case("batches", chunks_b64=b64(chunks), pump=pump)
 
@@ -305,8 +315,7 @@ def test_a_registered_pump_of_an_earlier_form_hands_over_single_chunks_one_by_on
 
 def test_batches_cross_as_numbers_through_the_lent_bytearray_and_those_too_large_for_it_as_a_uint8array(
         pyodide: PyodideNode) -> None:
-    lengths = [140000, 16000, 120000, 3, 140000, 7, 1000, 1000, 0, 5]
-    chunks = [bytes([48 + (i + j) % 10 for j in range(n)]) for i, n in enumerate(lengths)]
+    chunks = digit_chunks(BOTH_FORMS)
 
     out = pyodide.case("batches", chunks_b64=b64(chunks), pump="forms")
 
@@ -341,10 +350,9 @@ def test_the_pyodide_node_survives_deoptimizing_js_that_inlined_a_call_into_weba
     runner = PyodideNode(stress=("--stress-inline", "--interrupt-budget=500"))
     try:
         for pump, lengths in itertools.product(["uint8", "array"], LENGTH_SETS):
-            chunks = [bytes([48 + (i + j) % 10 for j in range(n)]) for i, n in enumerate(lengths)]
+            chunks = digit_chunks(lengths)
             assert_batches_hand_over_exactly(runner.case("batches", chunks_b64=b64(chunks), pump=pump), chunks)
-        chunks = [bytes([48 + (i + j) % 10 for j in range(n)])
-                  for i, n in enumerate([140000, 16000, 120000, 3, 140000, 7, 1000, 1000, 0, 5])]
+        chunks = digit_chunks(BOTH_FORMS)
         assert_batches_hand_over_exactly(runner.case("batches", chunks_b64=b64(chunks), pump="forms"), chunks)
         chunks = [bytes([65 + i % 26]) * 1000 for i in range(60)]
         assert_batches_hand_over_exactly(runner.case("batches", chunks_b64=b64(chunks), pump="forms", grow_at=2),
