@@ -357,7 +357,11 @@ def test_a_reload_boots_from_the_snapshot_the_first_boot_stored_and_answers_the_
 
     assert (first, second) == ("made", "restored")
     assert len(keys) == 1 and "/webclient/snapshot/runtime-" in keys[0]
-    assert warm["kinds"] == cold["kinds"] and warm["kinds"][-1] == "committed"
+    # How many delta updates a run gets follows how the 64-byte chunks happened to arrive together (one update per
+    # batch the pump hands over; under load a tool's input deltas can land in the batch that completes it), so the
+    # runs must agree on every other update, in order, and on the result.
+    settled = [[kind for kind in run["kinds"] if not kind.endswith("_delta")] for run in (warm, cold)]
+    assert settled[0] == settled[1] and warm["kinds"][-1] == "committed"
     assert comparable(warm["result"]) == comparable(cold["result"])
     assert warm["result"]["tool_calls"][0]["ready"] is True
 
