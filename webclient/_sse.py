@@ -98,6 +98,9 @@ _tuple_new = tuple.__new__
 _ASCII_DIGITS = frozenset("0123456789")
 #: The prefix of the separator of any type (see ``SSEParser._use_separator``): a name follows.
 _ANY_TYPE = "event: "
+#: The separator of any type in LF and in CRLF text: a blank line, then an event line.
+_ANY_SEPARATOR = "\n\n" + _ANY_TYPE
+_ANY_SEPARATOR_CRLF = "\r\n\r\n" + _ANY_TYPE
 #: Events of one name in a row (counted a feed at a time: the feed's first and last events and the
 #: next one share it; or seen at a feed's end: its last this many events and the next one) after
 #: which the separator of any type gives way to that name's own; and a typed feed on a one-name
@@ -334,7 +337,7 @@ class SSEParser:
                 # as on the path above.
                 out = []
                 self.work += size
-                self._named_parts(head.split(("\r\n\r\n" if crlf else "\n\n") + _ANY_TYPE), crlf, out, False)
+                self._named_parts(head.split(_ANY_SEPARATOR_CRLF if crlf else _ANY_SEPARATOR), crlf, out, False)
                 if self.failure is None:
                     self._typed_parts(parts, 1, tail, crlf, out)
                 return out
@@ -350,7 +353,7 @@ class SSEParser:
         """If the separator of any type splits ``text`` (from where the pending state is) into
         parts short of the ceilings, switch to it and read them (``_named_parts``); else return
         False."""
-        separator = "\r\n\r\n" + _ANY_TYPE if crlf else "\n\n" + _ANY_TYPE
+        separator = _ANY_SEPARATOR_CRLF if crlf else _ANY_SEPARATOR
         parts = text.rsplit(separator)
         if len(parts) == 1 or len(text) - len(separator) * (len(parts) - 1) > self._fast_cap:
             return False
@@ -437,7 +440,7 @@ class SSEParser:
         next event. When such parts come more often than once in ``_NAME_RUN``, the separator of
         any type reads the next feeds."""
         eol2 = "\r\n\r\n" if crlf else "\n\n"
-        any_separator = eol2 + _ANY_TYPE
+        any_separator = _ANY_SEPARATOR_CRLF if crlf else _ANY_SEPARATOR
         prefix = self._prefix
         event_type = self._fast_type
         id_buffer = self._id_buffer
@@ -484,7 +487,7 @@ class SSEParser:
         self._event_type = ""
         if self._ended_value(self._fast_type, tail, prefix, crlf, out):
             return
-        any_separator = ("\r\n\r\n" if crlf else "\n\n") + _ANY_TYPE
+        any_separator = _ANY_SEPARATOR_CRLF if crlf else _ANY_SEPARATOR
         parts = tail.rsplit(any_separator) if self._prefix_type else [tail]
         if len(parts) == 1:
             self._lines(prefix + tail, crlf, out)
