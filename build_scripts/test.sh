@@ -44,14 +44,15 @@ echo "[test] mypy --strict webclient"
 if (( serial == 1 )); then
     echo "[test] the core suite inside Pyodide (Node 20)"
     "$PY" build_scripts/pyodide_tools.py test
-    echo "[test] pytest (CPython: unit, property, fixture, CLI, transport, in-Pyodide harness, browser e2e)"
-    exec "$PY" -m pytest -q -p no:cacheprovider "$@"
 fi
 
 echo "[test] pytest (CPython: unit, property, fixture, CLI, transport, in-Pyodide harness, browser e2e)"
 set +e
 "$PY" -m pytest -q -p no:cacheprovider "$@"
 pytest_rc=$?
+if (( serial == 1 )); then
+    exit "$pytest_rc"
+fi
 echo "[test] CPython pytest exited $pytest_rc at $(elapsed); waiting for the core suite inside Pyodide"
 wait "$pyodide_pid"
 pyodide_rc=$?
