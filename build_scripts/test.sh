@@ -9,7 +9,10 @@
 # two run side by side (the Pyodide run's output goes to build/pyodide-suite.log and is printed when
 # it ends); WEBCLIENT_TEST_SERIAL=1, or a single core, runs them one after the other as before. They
 # share no port and no file they both write: each wheel build lands in build/dist/ with one atomic
-# rename, and the Pyodide run has read its wheel before the CPython tests rebuild it.
+# rename, and the Pyodide run has read its wheel before the CPython tests rebuild it. The Chromium
+# end-to-end modules, which assert on the page's responsiveness and render costs, run last and only
+# once the Pyodide run has ended (WEBCLIENT_TEST_BROWSER_AFTER: tests/conftest.py), so that load
+# from our own other suite is not measured as the page's.
 set -euo pipefail
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$REPO"
@@ -26,13 +29,18 @@ fi
 
 pyodide_pid=""
 PYODIDE_LOG="$REPO/build/pyodide-suite.log"
+# Created when the background Pyodide run ends, however it ends: the Chromium tests wait for it.
+PYODIDE_DONE="$REPO/build/pyodide-suite.done"
 if (( serial == 0 )); then
     mkdir -p "$REPO/build"
+    rm -f "$PYODIDE_DONE"
     echo "[test] the core suite inside Pyodide (Node 20): started alongside the rest, output in build/pyodide-suite.log"
     # In a process group of its own (setsid), so that whatever ends this script (a lint failure, ^C) ends the
-    # whole background run, Node included.
-    setsid "$PY" build_scripts/pyodide_tools.py test > "$PYODIDE_LOG" 2>&1 < /dev/null &
+    # whole background run, Node included. Its exit code is the Pyodide run's.
+    setsid bash -c '"$0" build_scripts/pyodide_tools.py test > "$1" 2>&1 < /dev/null; rc=$?; : > "$2"; exit "$rc"' \
+        "$PY" "$PYODIDE_LOG" "$PYODIDE_DONE" &
     pyodide_pid=$!
+    export WEBCLIENT_TEST_BROWSER_AFTER="$PYODIDE_DONE"
     trap '[[ -n "$pyodide_pid" ]] && kill -- "-$pyodide_pid" 2>/dev/null || true' EXIT
 fi
 
