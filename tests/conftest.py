@@ -2,7 +2,7 @@
 
 Inside Pyodide (``sys.platform == "emscripten"``, as run by ``build_scripts/pyodide_tools.py test``) there are
 no subprocesses, sockets, threads or browsers, so tests marked ``host`` or ``browser`` are skipped there,
-with the marker named in the skip reason. On CPython this file changes nothing.
+with the marker named in the skip reason. On CPython it changes nothing, but for the order below.
 
 A host-only module that imports a third-party peer (httpx, openai, ...) at module level still fails to
 *collect* in Pyodide, before any marker is seen: import such peers inside the tests or with
