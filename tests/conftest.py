@@ -71,8 +71,15 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     while not done.exists() and time.monotonic() - started < BROWSER_WAIT_LIMIT_S:
         time.sleep(0.5)
     state = "ended" if done.exists() else f"still running after {BROWSER_WAIT_LIMIT_S / 60:.0f} min: not waiting longer"
-    print(f"\n[conftest] the Chromium tests start after {time.monotonic() - started:.0f} s of waiting for the core "
-          f"suite inside Pyodide ({state})", file=sys.__stderr__, flush=True)
+    message = (f"\n[conftest] the Chromium tests start after {time.monotonic() - started:.0f} s of waiting for the "
+               f"core suite inside Pyodide ({state})")
+    config = getattr(item, "config", None)
+    capture = config.pluginmanager.getplugin("capturemanager") if config is not None else None
+    if capture is None:
+        print(message, file=sys.stderr, flush=True)
+        return
+    with capture.global_and_fixture_disabled():  # on the terminal, not in the test's captured output
+        print(message, file=sys.stderr, flush=True)
 
 
 @pytest.fixture
