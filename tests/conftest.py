@@ -17,6 +17,7 @@ for 970 ms once (the bound is 800 ms; the same test alone: 117-147 ms).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import time
@@ -75,10 +76,8 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
                f"core suite inside Pyodide ({state})")
     config = getattr(item, "config", None)
     capture = config.pluginmanager.getplugin("capturemanager") if config is not None else None
-    if capture is None:
-        print(message, file=sys.stderr, flush=True)
-        return
-    with capture.global_and_fixture_disabled():  # on the terminal, not in the test's captured output
+    # On the terminal, not in the test's captured output.
+    with capture.global_and_fixture_disabled() if capture is not None else contextlib.nullcontext():
         print(message, file=sys.stderr, flush=True)
 
 

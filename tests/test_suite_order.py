@@ -18,8 +18,7 @@ pytestmark = pytest.mark.host
 
 def fake_item(module: str, marks: object) -> Any:
     """What the hooks read of a test: its module and that module's ``pytestmark``."""
-    item = types.SimpleNamespace(module=types.SimpleNamespace(pytestmark=marks), name=module)
-    return item
+    return types.SimpleNamespace(module=types.SimpleNamespace(pytestmark=marks), name=module)
 
 
 BROWSER = [pytest.mark.browser, pytest.mark.host]
@@ -45,7 +44,7 @@ def test_without_the_variable_the_order_is_the_collected_one(monkeypatch: pytest
     assert [i.name for i in items] == ["e2e", "a"]
 
 
-def test_a_test_marked_browser_on_its_own_in_another_module_stays_with_its_module() -> None:
+def test_only_a_browser_mark_on_the_whole_module_makes_it_a_chromium_module() -> None:
     item = types.SimpleNamespace(module=types.SimpleNamespace(pytestmark=pytest.mark.host))
 
     assert not conftest.chromium_module(item)  # type: ignore[arg-type]
