@@ -5,8 +5,12 @@
 Builds the site (``pyodide_tools.py site``), serves it with the demo server (brotli sidecars, immutable caching of
 the kit's content-hashed directories) and loads, in Debian's Chromium (Playwright, ``executable_path``):
 
-* ``bare``: a page whose module script only runs ``await loadPyodide({indexURL})`` from the kit's runtime directory
-  on the main thread: the floor a page pays for Pyodide at all;
+* ``bare``: a page whose module script only runs ``await loadPyodide({indexURL, stdLibURL})`` on the main thread,
+  with the kit's runtime directory (the same wasm and JS files) and npm's own ``python_stdlib.zip`` (served from a
+  content-hashed directory of its own, cached like the kit's): Pyodide as distributed, the floor a page pays for
+  Pyodide at all;
+* ``bare, kit's stdlib``: the same with the kit's ``python_stdlib.zip`` (bytecode for the modules a boot imports;
+  ``build_scripts/kit_stdlib.mjs``), to show what that file alone changes;
 * ``kit``: a page that runs ``await createClient()`` (Pyodide in the kit's worker, webclient imported, the fast
   path registered; by default from a memory snapshot when an earlier boot stored one);
 * ``kit, no snapshot``: the same with ``createClient({snapshot: false})``.
@@ -25,6 +29,7 @@ bare ``loadPyodide()``.
 from __future__ import annotations
 
 import argparse
+import shutil
 import statistics
 import subprocess
 import sys
@@ -43,6 +48,9 @@ from playwright.sync_api import sync_playwright  # noqa: E402
 
 from demo_site import server as demo_server  # noqa: E402
 
+sys.path.insert(0, str(REPO / "build_scripts"))
+import pyodide_tools  # noqa: E402
+
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
         "--disable-component-update", "--disable-sync", "--no-first-run"]
@@ -51,7 +59,9 @@ PAGE = """<!doctype html><meta charset="utf-8"><title>boot</title><link rel="ico
 <script type="module" src="__SCRIPT__"></script>
 """
 BARE_SCRIPT = """import { loadPyodide } from "./webclient/__RUNTIME__/pyodide.mjs";
-await loadPyodide({ indexURL: new URL("./webclient/__RUNTIME__/", location.href).href });
+const stock = new URLSearchParams(location.search).get("stdlib") !== "kit";
+await loadPyodide({ indexURL: new URL("./webclient/__RUNTIME__/", location.href).href,
+                    ...(stock ? { stdLibURL: new URL("./__STOCK__/python_stdlib.zip", location.href).href } : {}) });
 window.__ready = { at: performance.now() };
 """
 KIT_SCRIPT = """import { createClient } from "./webclient/webclient.mjs";
@@ -60,8 +70,8 @@ const client = await createClient({ snapshot });
 window.__ready = { at: performance.now(), snapshot: client.snapshot, bootMs: client.bootMs };
 """
 #: name -> (page path, waits for a stored snapshot before the warm load)
-VARIANTS = {"bare": ("/boot-bare.html", False), "kit": ("/boot-kit.html", True),
-            "kit, no snapshot": ("/boot-kit.html?snapshot=0", False)}
+VARIANTS = {"bare": ("/boot-bare.html", False), "bare, kit's stdlib": ("/boot-bare.html?stdlib=kit", False),
+            "kit": ("/boot-kit.html", True), "kit, no snapshot": ("/boot-kit.html?snapshot=0", False)}
 #: Bytes of the kit's stored snapshot(s) in this origin's Cache Storage (0: none stored yet).
 SNAPSHOT_BYTES = """async () => {
   const cache = await caches.open("webclient-snapshots");
@@ -87,10 +97,17 @@ class Counter:
 
 
 def build_site(site: Path) -> None:
-    """Build the site into ``site`` and add the benchmark's pages."""
+    """Build the site into ``site`` and add the benchmark's pages and npm's ``python_stdlib.zip``."""
     subprocess.run([sys.executable, str(REPO / "build_scripts" / "pyodide_tools.py"), "site", str(site)], check=True)
     [runtime] = [p.name for p in (site / "webclient").iterdir() if p.name.startswith("runtime-")]
-    for name, script in (("bare", BARE_SCRIPT.replace("__RUNTIME__", runtime)), ("kit", KIT_SCRIPT)):
+    stock_zip = pyodide_tools.PYODIDE_PKG / "python_stdlib.zip"
+    stock = pyodide_tools.hashed_dir("stock", {"python_stdlib.zip": stock_zip})
+    for old in site.glob("stock-*"):
+        if old.name != stock:
+            shutil.rmtree(old)
+    pyodide_tools.copy_if_changed(stock_zip, site / stock / "python_stdlib.zip")
+    bare = BARE_SCRIPT.replace("__RUNTIME__", runtime).replace("__STOCK__", stock)
+    for name, script in (("bare", bare), ("kit", KIT_SCRIPT)):
         (site / f"boot-{name}.html").write_text(PAGE.replace("__SCRIPT__", f"boot-{name}.mjs"))
         (site / f"boot-{name}.mjs").write_text(script)
 
@@ -192,22 +209,22 @@ def report(results: dict[tuple[str, str], list[dict[str, Any]]], runs: int) -> N
     print(f"\nChromium boot ({time.strftime('%Y-%m-%d')}): median of {runs} runs, each in fresh contexts; ms from "
           "navigation start to ready; bytes counted at the server (Content-Length of 200 responses); ratio = median "
           "of the per-run ratios to bare loadPyodide() in the same kind of context")
-    print(f"{'context':<8} {'page':<17} {'phase':<5} {'ms to ready':>12} {'ratio':>7} {'bytes sent':>12} "
+    print(f"{'context':<8} {'page':<18} {'phase':<5} {'ms to ready':>12} {'ratio':>7} {'bytes sent':>12} "
           f"{'requests':>9} {'wasm fetches':>13}  snapshot")
 
     def ratio(ours: list[dict[str, Any]], bare: list[dict[str, Any]], key: str) -> float:
         """The median of the per-run ratios (the i-th row of each list is run i)."""
-        return statistics.median(o[key] / b[key] for o, b in zip(ours, bare, strict=True))
+        return float(statistics.median(o[key] / b[key] for o, b in zip(ours, bare, strict=True)))
 
     verdicts = []
     for (kind, name), rows in results.items():
         bare = results[(kind, "bare")]
         for phase in ("cold", "warm"):
             def med(key: str, rows: list[dict[str, Any]] = rows, phase: str = phase) -> float:
-                return statistics.median(r[f"{phase}_{key}"] for r in rows)
+                return float(statistics.median(r[f"{phase}_{key}"] for r in rows))
             r = ratio(rows, bare, f"{phase}_ms")
             states = sorted({row[f"{phase}_snapshot"] for row in rows} - {""})
-            print(f"{kind:<8} {name:<17} {phase:<5} {med('ms'):>12,.0f} {r:>6.2f}x {med('bytes'):>12,.0f} "
+            print(f"{kind:<8} {name:<18} {phase:<5} {med('ms'):>12,.0f} {r:>6.2f}x {med('bytes'):>12,.0f} "
                   f"{med('requests'):>9,.0f} {med('wasm_fetches'):>13,.0f}  {','.join(states)}")
             if name == "kit":
                 verdicts.append(f"[{kind}] kit {phase}: {r:.2f}x bare loadPyodide() (target <= {TARGET_RATIO:g}x"
@@ -216,7 +233,7 @@ def report(results: dict[tuple[str, str], list[dict[str, Any]]], runs: int) -> N
         if name == "kit":
             stored = statistics.median(row["snapshot_stored_s"] for row in rows)
             size = statistics.median(row["snapshot_bytes"] for row in rows)
-            print(f"{'':<8} {'':<17} the cold boot's snapshot was stored {stored * 1000:,.0f} ms after ready (median), "
+            print(f"{'':<8} {'':<18} the cold boot's snapshot was stored {stored * 1000:,.0f} ms after ready (median), "
                   f"{size:,.0f} bytes in Cache Storage")
     print()
     for line in verdicts:

@@ -306,16 +306,20 @@ def cmd_wheel() -> Path:
 
 # --------------------------------------------------------------------------------------------- kit
 
-#: The npm runtime files the kit serves. The npm lock is replaced by the kit's own (it names wheels we do not
-#: serve) and ``pyodide.js``, the classic-script loader, is not needed by an ES module.
-KIT_RUNTIME_FILES = ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip")
+#: The npm runtime files the kit serves as they are. The npm lock is replaced by the kit's own (it names wheels we
+#: do not serve), ``python_stdlib.zip`` by :func:`kit_stdlib`'s, and ``pyodide.js``, the classic-script loader, is not
+#: needed by an ES module.
+KIT_RUNTIME_FILES = ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm")
+#: Built by build_scripts/kit_stdlib.mjs (see there) and kept here by the sha256 of its inputs.
+KIT_STDLIB_DIR = BUILD / "kit-stdlib"
+KIT_STDLIB_SCRIPT = SCRIPTS / "kit_stdlib.mjs"
 #: The kit's JS files loaded from its content-hashed ``kit-…`` directory (webclient.mjs finds them by MANIFEST).
 KIT_MODULES = ("worker.mjs", "pump.mjs", "snapshots.mjs")
 #: Hex digits of sha256 in a content-hashed directory name, ``<prefix>-<hex>``: the demo server serves every path
 #: with such a segment as immutable (interfaces.md), so a changed file must get a new directory name.
 HASH_CHARS = 16
 #: Suffixes worth precompressing, and the smallest file that gets sidecars (interfaces.md). A sidecar is kept only
-#: if it saves at least MIN_SAVING of the file: wheels and python_stdlib.zip are deflated already.
+#: if it saves at least MIN_SAVING of the file: wheels are deflated already (the kit's python_stdlib.zip is stored).
 COMPRESSIBLE = (".wasm", ".mjs", ".js", ".json", ".html", ".css", ".ts", ".mts", ".txt", ".zip", ".whl", ".svg")
 MIN_COMPRESS_BYTES = 1024
 MIN_SAVING = 0.05
@@ -376,18 +380,48 @@ def lock_file(npm_lock: dict[str, object], wheels: Sequence[tuple[Path, str]]) -
     return (json.dumps({"info": npm_lock["info"], "packages": packages}, indent=2, sort_keys=True) + "\n").encode()
 
 
+def kit_stdlib(wheel: Path) -> Path:
+    """The kit's ``python_stdlib.zip``: npm's, stored, with bytecode beside the modules a kit boot imports
+    (build_scripts/kit_stdlib.mjs says why and how). Built once per (npm file, ``wheel``, script): the build boots
+    Pyodide in Node, a few seconds; the same inputs give the same bytes, so its compressed sidecars stay cached."""
+    stock = PYODIDE_PKG / "python_stdlib.zip"
+    inputs = "".join(f"{sha256_of(path)}\n" for path in (stock, wheel, KIT_STDLIB_SCRIPT))
+    key = hashlib.sha256(inputs.encode()).hexdigest()[:HASH_CHARS]
+    target = KIT_STDLIB_DIR / key / "python_stdlib.zip"
+    if target.is_file():
+        return target
+    node = node_executable()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="kit-stdlib-", dir=KIT_STDLIB_DIR) as tmp:
+        built = Path(tmp) / "python_stdlib.zip"
+        proc = subprocess.run([node, *pyodide_node_flags(node), KIT_STDLIB_SCRIPT, PYODIDE_PKG, wheel, built],
+                              capture_output=True, text=True, check=False)
+        if proc.returncode != 0 or not built.is_file():
+            raise ToolError(f"kit_stdlib.mjs exited with {proc.returncode}: {proc.stderr.strip()[-300:]}")
+        os.replace(built, target)  # atomic: a concurrent build of the same key writes the same bytes
+    for old in KIT_STDLIB_DIR.iterdir():
+        if old.is_dir() and old.name != key and not old.name.startswith("kit-stdlib-"):
+            shutil.rmtree(old, ignore_errors=True)
+    log(f"kit stdlib: {proc.stdout.strip()} in {time.perf_counter() - started:.1f} s "
+        f"({stock.stat().st_size} -> {target.stat().st_size} B, entries stored)")
+    return target
+
+
 def kit_plan(wheel: Path) -> dict[str, Source]:
     """Every file of the kit folder, by relative path::
 
         webclient.mjs  webclient.d.ts  webclient.d.mts     entry files (fixed names; MANIFEST filled in)
-        runtime-<hash>/   the npm runtime files, micropip's wheel and a pyodide-lock.json listing micropip, so a
-                          stock ``loadPyodide({indexURL})`` + ``loadPackage("micropip")`` works offline
+        runtime-<hash>/   the npm runtime files (python_stdlib.zip with bytecode added: :func:`kit_stdlib`),
+                          micropip's wheel and a pyodide-lock.json listing micropip, so a stock
+                          ``loadPyodide({indexURL})`` + ``loadPackage("micropip")`` works offline
         wheels-<hash>/    our wheel and the lock the kit boots with (webclient + micropip from runtime-<hash>/)
         kit-<hash>/       worker.mjs, pump.mjs, snapshots.mjs
     """
     npm_lock = json.loads((PYODIDE_PKG / "pyodide-lock.json").read_text())
     [micropip] = [WHEELS_DIR / w.file_name for w in PINNED_WHEELS if w.role == "site"]
     runtime: dict[str, Source] = {n: PYODIDE_PKG / n for n in KIT_RUNTIME_FILES}
+    runtime["python_stdlib.zip"] = kit_stdlib(wheel)
     runtime[micropip.name] = micropip
     runtime["pyodide-lock.json"] = lock_file(npm_lock, [(micropip, micropip.name)])
     runtime_dir = hashed_dir("runtime", runtime)

@@ -2,10 +2,12 @@
 
 Entry files at fixed names, everything else in content-hashed directories named by the sha256 of their files,
 lock files with the real sha256 of what they list (micropip included, so stock Pyodide installs it offline),
-precompressed sidecars that decompress to their file, and stale directories removed on a rebuild."""
+npm's ``python_stdlib.zip`` with bytecode beside what a boot imports, precompressed sidecars that decompress to
+their file, and stale directories removed on a rebuild."""
 
 from __future__ import annotations
 
+import _imp
 import base64
 import gzip
 import hashlib
@@ -14,6 +16,7 @@ import re
 import shutil
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -123,8 +126,70 @@ def test_sidecars_decompress_to_their_file_and_skip_what_does_not_shrink(kit: Pa
     for path in kit.rglob("*"):
         if path.is_file() and path.suffix in (".wasm", ".mjs") and path.stat().st_size >= 1024:
             assert path.with_name(path.name + ".br").is_file(), path
+    micropip = next(kit.rglob("micropip-*.whl"))
+    assert not micropip.with_name(micropip.name + ".br").exists(), "already deflated: a sidecar would not pay"
     stdlib = next(kit.rglob("python_stdlib.zip"))
-    assert not stdlib.with_name(stdlib.name + ".br").exists(), "already deflated: a sidecar would not pay"
+    assert stdlib.with_name(stdlib.name + ".br").is_file(), "its entries are stored: brotli compresses the whole file"
+
+
+def stdlib_zips(kit: Path) -> tuple[zipfile.ZipFile, zipfile.ZipFile]:
+    """(npm's python_stdlib.zip, the kit's)."""
+    npm = REPO / "build" / "node" / "node_modules" / "pyodide" / "python_stdlib.zip"
+    return zipfile.ZipFile(npm), zipfile.ZipFile(next(kit.rglob("python_stdlib.zip")))
+
+
+def test_the_kits_stdlib_is_npms_byte_for_byte_plus_unchecked_bytecode_of_its_own_sources(kit: Path) -> None:
+    npm, ours = stdlib_zips(kit)
+    with npm, ours:
+        names = ours.namelist()
+        assert [n for n in names if not n.endswith(".pyc")] == npm.namelist()
+        assert all(ours.read(n) == npm.read(n) for n in npm.namelist())
+        assert {i.compress_type for i in ours.infolist()} == {zipfile.ZIP_STORED}
+        pycs = [n for n in names if n.endswith(".pyc")]
+        # each right after its source, as zipimport finds it (X.pyc before X.py, no __pycache__)
+        assert all(names[names.index(n) - 1] == n[:-1] for n in pycs)
+        magics = set()
+        for name in pycs:
+            pyc, source = ours.read(name), ours.read(name[:-1])
+            magics.add(pyc[:4])
+            assert int.from_bytes(pyc[4:8], "little") == 0b01, f"{name}: not an unchecked hash-based pyc"
+            assert pyc[8:16] == _imp.source_hash(int.from_bytes(pyc[:4], "little"), source), f"{name}: stale"
+        assert len(magics) == 1
+    # what every boot imports, the kit's worker and a stream included
+    assert {"json/__init__.pyc", "asyncio/__init__.pyc", "zipfile/__init__.pyc", "dataclasses.pyc", "random.pyc",
+            "_pyodide/_base.pyc", "pyodide/ffi/wrappers.pyc", "pyodide/code.pyc"} <= set(pycs)
+    assert "importlib/metadata/__init__.pyc" not in pycs, "the worker imports nothing to invalidate caches"
+
+
+BYTECODE_PROBE = """
+import { loadPyodide } from "__PYODIDE_MJS__";
+const pyodide = await loadPyodide({ indexURL: process.argv[2] });
+console.log(pyodide.runPython(`
+import json, sys, traceback
+try:
+    json.loads("nope")
+except ValueError:
+    shown = traceback.format_exc()
+json.dumps({"file": json.__file__, "decoder": sys.modules["json.decoder"].__file__, "traceback": shown})
+`));
+"""
+
+
+def test_a_boot_from_the_kits_runtime_imports_bytecode_and_tracebacks_still_show_source_lines(kit: Path,
+                                                                                                tmp_path: Path) -> None:
+    node = shutil.which("node")
+    assert node is not None
+    [runtime] = [p for p in kit.iterdir() if p.name.startswith("runtime-")]
+    probe = tmp_path / "probe.mjs"
+    probe.write_text(BYTECODE_PROBE.replace("__PYODIDE_MJS__", (runtime / "pyodide.mjs").as_uri()))
+    proc = subprocess.run([node, str(probe), f"{runtime}/"], capture_output=True, text=True, timeout=300, check=False)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    seen = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert seen["file"].endswith("python314.zip/json/__init__.pyc")
+    assert seen["decoder"].endswith("python314.zip/json/decoder.pyc")
+    # the code objects keep the source's file name, and linecache reads the lines from the .py beside the .pyc
+    assert 'json/decoder.py", line' in seen["traceback"]
+    assert "raise JSONDecodeError" in seen["traceback"]
 
 
 def test_a_rebuild_removes_stale_directories(kit: Path, tmp_path: Path) -> None:

@@ -84,14 +84,19 @@ async function countingDownloads(files, during) {
 }
 
 /** Unpack our wheel into site-packages (what Pyodide's loadPackage does, minus its bookkeeping, which a memory
- *  snapshot cannot hold), and import webclient.browser. */
+ *  snapshot cannot hold), and import webclient.browser. Only site-packages' finder forgets its listing:
+ *  importlib.invalidate_caches() would also import importlib.metadata and its dependencies, ~60 ms of a cold boot
+ *  (Node). build_scripts/kit_stdlib.mjs mirrors this step to find the modules whose bytecode the kit ships. */
 const INSTALL = `
 def _install(path):
-    import importlib, os, sys, zipfile
+    import os, sys, zipfile
+    site = next(p for p in sys.path if p.endswith("site-packages"))
     with zipfile.ZipFile(path) as wheel:
-        wheel.extractall(next(p for p in sys.path if p.endswith("site-packages")))
+        wheel.extractall(site)
     os.remove(path)
-    importlib.invalidate_caches()
+    finder = sys.path_importer_cache.get(site)
+    if finder is not None:
+        finder.invalidate_caches()
     import webclient.browser
 _install("/tmp/webclient.whl")
 del _install
