@@ -82,6 +82,7 @@ RECORDER_JS = """
     const provisional = q("provisional");
     const s = {
       boot: text("boot-stage"),
+      bootDetail: document.getElementById("boot-detail")?.textContent ?? null,
       ready: q("ready") !== null,
       sendEnabled: q("send") ? !q("send").disabled : null,
       provisional: text("provisional"),

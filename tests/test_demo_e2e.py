@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 import statistics
 import time
 from collections.abc import Iterator
@@ -378,6 +379,9 @@ def test_the_page_shows_boot_progress_and_keeps_painting_while_python_boots(page
     stages = [s["boot"] for s in boot["snaps"] if not s["ready"]]
     assert any("Downloading" in (stage or "") for stage in stages), stages
     assert any("Starting Python" in (stage or "") for stage in stages), stages
+    # Download progress as a share: its byte counts are decompressed ones, several times what crosses the wire.
+    shares = [s["bootDetail"] for s in boot["snaps"] if "Downloading" in (s["boot"] or "") and s["bootDetail"]]
+    assert shares and all(re.fullmatch(r"(100|[1-9]?[0-9])%", share) for share in shares), shares
     assert not any(s["sendEnabled"] for s in boot["snaps"] if not s["ready"]), "Send usable before boot"
     assert page.get_by_test_id("send").is_enabled()
     assert_responsive(beats["tickGap"], beats["frameGap"], beats["ticks"], beats["frames"])
