@@ -2,7 +2,7 @@
 //
 //   node [pyodide_tools.pyodide_node_flags] build_scripts/kit_stdlib.mjs PYODIDE_DIR WHEEL OUT_ZIP
 //
-// Pyodide 314's python_stdlib.zip holds source only, so every boot compiles the ~150 standard-library modules it
+// Pyodide 314's python_stdlib.zip holds source only, so every boot compiles the ~120 standard-library modules it
 // imports (about 2.6 MB of source) in WebAssembly: measured in Node 20, loadPyodide() takes ~2.4 s with the npm
 // file and ~0.8 s with this one. This script boots that Pyodide, installs WHEEL as the kit's worker does, imports
 // what a boot and the first stream import, then writes OUT_ZIP: every entry of the npm file, in its order, with
