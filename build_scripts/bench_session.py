@@ -14,7 +14,11 @@ Rows (each one route on one stream shape; generated streams are deterministic, ~
   ``response.function_call_arguments.delta``, ``tool_calls[].function.arguments``). Anthropic:
   ~34k events in ~5 MB. Responses events carry what the live API sends (``sequence_number``,
   ``item_id``, ``logprobs``, ``obfuscation``, the ``.done`` events with the whole text / arguments,
-  the whole output in ``response.completed``).
+  the whole output in ``response.completed``). Gemini (no ``friendly`` row): stretches of 300 chunks
+  of that text (the first stretch thought summaries), each followed by a function call whose
+  arguments stream by JSON path, Gemini 3's ``partialArgs`` (strings in 17-character ``stringValue``
+  fragments, other scalars whole; the name part with a thought signature), every chunk with the
+  running ``usageMetadata``, the model and the response id, CRLF-framed: ~17k events in ~5 MB.
 - ``recordings``: every real recording of the route in ``../shared/fixtures`` that webclient commits
   and the SDK accumulates without raising (read through ``tests/route_fixtures.py``, never copied),
   each replayed as its own response, the set repeated to ~``--rec-mb`` MB.
@@ -25,7 +29,8 @@ Contenders, all fed the same bytes in ``--chunk``-byte transport chunks:
   ceilings, tool-input parsing and validation, telemetry); every response must commit.
 - ``floor``: the least any client does: httpx-sse 0.4.3's own line path (httpx ``TextDecoder``,
   ``SSELineDecoder``, ``SSEDecoder``, as ``EventSource.iter_sse`` runs it) + one ``json.loads`` per
-  event + picking out the text / argument fragment and joining each channel once at the end.
+  event + picking out the text / argument fragment (Gemini: every text part's text and every
+  ``partialArgs`` string fragment of candidate 0) and joining each channel once at the end.
 - ``sse+json`` (diagnostic): the same floor on webclient's own SSE layer (``EventStreamParser``);
   webclient minus this is the cost of the route, the session and the ceilings.
 - the route's SDK accumulator, on webclient's SSE layer (the fastest here) + ``json.loads``:
@@ -314,7 +319,7 @@ def responses_friendly(target: int) -> bytes:
     """One message item of one-word deltas (80%), then function calls with 7-character fragments."""
     out = _ResponsesOut()
     _responses_start(out)
-    texts = []
+    texts: list[str] = []
     size = out.size
     while size < target * 0.4:  # every delta's text comes back three times in the .done events
         texts.append(WORDS[len(texts) % len(WORDS)])
@@ -337,6 +342,73 @@ def responses_issue(target: int) -> bytes:
         i += BLOCK
         output.append(_responses_call(out, len(output), _fragments(_issue_arguments(i), FRAGMENT), True))
     return _responses_end(out, output)
+
+
+_GEMINI_IDENTITY = {"modelVersion": "gemini-3-pro-preview", "responseId": "bH6LaZW8Fp_3nsEPqtaSwQ4"}
+#: A thought signature as Gemini 3 sends one on a call's first part (base64, ~400 characters).
+_SIGNATURE = "EqUCCqICAb4+9vsh8Pd5taZVoPzSvjWWwzBrvhEQWBLCGa7IdY8FBMm7Z6dCKFU3Ft0la15gF7RaHe1NlPRy" * 5
+
+
+def _gemini_chunk(out: _Out, parts: list[dict[str, Any]], tokens: int, finish: str | None = None) -> None:
+    """One ``GenerateContentResponse``: candidate 0 with ``parts``, the running usage, model and id."""
+    candidate: dict[str, Any] = {"content": {"parts": parts, "role": "model"}, "index": 0}
+    if finish is not None:
+        candidate["finishReason"] = finish
+    out.add({"candidates": [candidate], "usageMetadata": {
+        "promptTokenCount": 9, "candidatesTokenCount": tokens, "totalTokenCount": 9 + tokens}, **_GEMINI_IDENTITY})
+
+
+def _leaves(value: Any, path: str = "$") -> Iterator[tuple[str, Any]]:
+    """``(jsonPath, scalar)`` for every leaf of a JSON value, in order (``$.a.b``, ``$.a[0]``)."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield from _leaves(item, f"{path}.{key}")
+    elif isinstance(value, list):
+        for k, item in enumerate(value):
+            yield from _leaves(item, f"{path}[{k}]")
+    else:
+        yield path, value
+
+
+def _gemini_call(out: _Out, n: int, tokens: int) -> None:
+    """A function call whose arguments stream (Gemini 3 ``streamFunctionCallArguments``): the name
+    with a thought signature, then one ``partialArgs`` element per chunk, strings in 17-character
+    ``stringValue`` fragments and other scalars whole, then the empty part that closes it."""
+    _gemini_chunk(out, [{"functionCall": {"name": "get_weather", "willContinue": True},
+                         "thoughtSignature": _SIGNATURE}], tokens)
+    for path, value in _leaves(json.loads(_issue_arguments(n))):
+        if isinstance(value, str):
+            pieces = [{"jsonPath": path, "stringValue": piece, "willContinue": True}
+                      for piece in _fragments(value, FRAGMENT)]
+        elif isinstance(value, bool):
+            pieces = [{"jsonPath": path, "boolValue": value}]
+        elif value is None:
+            pieces = [{"jsonPath": path, "nullValue": None}]
+        else:
+            pieces = [{"jsonPath": path, "numberValue": value}]
+        for piece in pieces:
+            _gemini_chunk(out, [{"functionCall": {"partialArgs": [piece], "willContinue": True}}], tokens)
+    _gemini_chunk(out, [{"functionCall": {}}], tokens)
+
+
+def gemini_issue(target: int) -> bytes:
+    """Stretches of 300 chunks of short mixed-script text (the first stretch thought summaries), each
+    followed by a function call whose arguments stream by JSON path in 17-character fragments; every
+    chunk carries the running usage, the model and the response id, as the live API sends them;
+    CRLF-framed, as Gemini frames its events."""
+    out = _Out()
+    i = 0
+    while out.size < target:
+        thought = i == 0
+        for k in range(BLOCK):
+            part: dict[str, Any] = {"text": _issue_text(i + k)}
+            if thought:
+                part["thought"] = True
+            _gemini_chunk(out, [part], i + k)
+        i += BLOCK
+        _gemini_call(out, i, i)
+    _gemini_chunk(out, [{"text": ""}], i, "STOP")
+    return out.body().replace(b"\n", b"\r\n")
 
 
 # -- recordings --------------------------------------------------------------------------------
@@ -415,14 +487,23 @@ def _fragment_of(route: str) -> Callable[[dict[str, Any]], object]:
         candidates = obj.get("candidates")
         if not candidates:
             return None
-        parts = candidates[0].get("content", {}).get("parts") or ()
-        return "".join(p.get("text", "") for p in parts)
+        kept: list[str] = []
+        for part in candidates[0].get("content", {}).get("parts") or ():
+            text = part.get("text")
+            if text is not None:
+                kept.append(text)
+                continue
+            call = part.get("functionCall")  # a streamed argument's string fragments
+            if call:
+                for piece in call.get("partialArgs") or ():
+                    kept.append(piece.get("stringValue") or "")
+        return "".join(kept)
     return gemini
 
 
 def _keep(pick: Callable[[dict[str, Any]], object], datas: Iterator[str]) -> str:
     loads = json.loads
-    kept = []
+    kept: list[str] = []
     append = kept.append
     for data in datas:
         if data.startswith("[DONE]"):
@@ -430,7 +511,7 @@ def _keep(pick: Callable[[dict[str, Any]], object], datas: Iterator[str]) -> str
         fragment = pick(loads(data))
         if fragment.__class__ is str:
             append(fragment)
-    return "".join(kept)  # type: ignore[arg-type]
+    return "".join(kept)
 
 
 def _httpx_sse_datas(chunks: list[bytes]) -> Iterator[str]:
@@ -542,6 +623,7 @@ GENERATED: dict[tuple[str, str], Callable[[int], bytes]] = {
     ("responses", "issue"): responses_issue,
     ("anthropic", "friendly"): anthropic_friendly,
     ("anthropic", "issue"): anthropic_issue,
+    ("gemini", "issue"): gemini_issue,
 }
 ROUTES = {"chat": CHAT, "responses": RESPONSES, "anthropic": ANTHROPIC, "gemini": GEMINI}
 ROWS = [*GENERATED, *((name, "recordings") for name in ROUTES)]
