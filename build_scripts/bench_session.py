@@ -43,7 +43,10 @@ Timing: CPU time of this process (``time.process_time``: the machine's 2 cores a
 contenders interleaved round by round, the **median** of ``--runs`` rounds (``--sdk-runs`` for the
 SDKs, whose accumulators are slow). Ratios are of medians measured in this run. Targets: webclient
 >= 5x each SDK and <= 1.2x the floor, on every row. Also prints the peak traced memory per input
-byte of one webclient run of each generated row.
+byte of one webclient run of each generated row, and for each recordings row the time per response
+and the fixed cost of a response (:func:`minimal`'s one-word answer, in webclient and on the floor):
+where the floor's whole response takes little more than webclient's fixed cost, 1.2x is out of reach
+whatever the per-event work costs.
 
 Usage: python build_scripts/bench_session.py [--mb 5] [--chunk 1024] [--runs 7] [--sdk-runs 3]
                                              [--rows chat,anthropic:issue,...] [--skip-sdk]
@@ -411,6 +414,33 @@ def gemini_issue(target: int) -> bytes:
     return out.body().replace(b"\n", b"\r\n")
 
 
+def minimal(route: str) -> bytes:
+    """The least a route sends to commit a one-word answer: Chat one chunk and ``[DONE]``; Responses
+    created, in progress, one message item with one delta and its ``.done`` events, completed;
+    Anthropic message start, one text block of one delta, message delta and stop; Gemini one chunk
+    with its ``finishReason``."""
+    if route == CHAT:
+        out = _Out()
+        _chat_chunk(out, {"role": "assistant", "content": "Hi"}, "stop")
+        out.raw("data: [DONE]\n\n")
+        return out.body()
+    if route == RESPONSES:
+        responses = _ResponsesOut()
+        _responses_start(responses)
+        return _responses_end(responses, [_responses_message(responses, 0, ["Hi"], extras=False)])
+    if route == ANTHROPIC:
+        out = _Out()
+        _anthropic_start(out)
+        _anthropic_text(out, 0, ["Hi"])
+        out.add({"type": "message_delta", "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+                 "usage": {"output_tokens": 1}}, "message_delta")
+        out.add({"type": "message_stop"}, "message_stop")
+        return out.body()
+    out = _Out()
+    _gemini_chunk(out, [{"text": "Hi"}], 1, "STOP")
+    return out.body().replace(b"\n", b"\r\n")
+
+
 # -- recordings --------------------------------------------------------------------------------
 
 def recordings(route: str, target: int, sdk: Callable[[list[list[bytes]]], object] | None,
@@ -697,7 +727,27 @@ def measure_row(name: str, shape: str, args: argparse.Namespace) -> list[str]:
     if shape != "recordings":
         peak = peak_memory(route, streams)
         print(f"  peak traced memory of a webclient run: {peak / 1e6:.1f} MB ({peak / size:.2f} bytes/input byte)")
+    else:
+        each = {n: med[n] / len(bodies) * 1e6 for n in ("webclient", "floor", "sse+json")}
+        print(f"  per response: webclient {each['webclient']:.1f} us, floor {each['floor']:.1f} us, "
+              f"sse+json {each['sse+json']:.1f} us")
+        print("  " + fixed_cost(route, args.runs))
     return missed
+
+
+def fixed_cost(route: str, runs: int) -> str:
+    """What a response costs whatever it holds: :func:`minimal`'s body, one chunk, timed in 2,000
+    responses per round (median of ``runs``), in webclient and on the floor."""
+    body = minimal(route)
+    streams = [[body]] * 2000
+    run_webclient(route, streams[:1])  # commits
+    times: dict[str, list[float]] = {"webclient": [], "floor": []}
+    for _ in range(runs):
+        times["webclient"].append(_cpu(run_webclient, route, streams))
+        times["floor"].append(_cpu(run_floor, route, streams))
+    ours, floor = (statistics.median(times[n]) / len(streams) * 1e6 for n in ("webclient", "floor"))
+    return (f"a minimal committed response ({body.count(b'data:')} events, {len(body)} B, one chunk): "
+            f"webclient {ours:.1f} us, floor {floor:.1f} us")
 
 
 def main() -> int:
