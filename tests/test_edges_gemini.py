@@ -380,3 +380,29 @@ def test_a_later_spelling_of_the_same_array_element_replaces_its_value() -> None
     data = sse(chunk(cand(fc("f", willContinue=True))), chunk(cand(fc(partialArgs=pieces), finish="STOP")))
     result, _ = check(ROUTE, data)
     assert calls(result) == [("f", "valid", {"a": [2]}, True)]
+
+
+# -- found by the sampled mutation run of 2026-12-04 ------------------------------------------------
+
+def test_a_finish_reason_past_the_retained_ceiling_leaves_the_streaming_call_unclosed() -> None:
+    # The finish reason is charged before the call it ends is closed: once the charge trips the
+    # ceiling, nothing more of the candidate is taken (its call is neither assembled nor validated).
+    data = sse(chunk(cand(fc("f", willContinue=True))),
+               chunk(cand(fc(partialArgs=[{"jsonPath": "$.a", "stringValue": "Boston"}], willContinue=True))),
+               chunk(cand(finish="S" * 6000)))
+    result, _ = check(ROUTE, data, limits=Limits(max_retained_chars=3000))
+    assert (result.outcome.value, result.stage) == ("buffer_limit", "retained")
+    assert calls(result) == [("f", "streaming", None, False)]
+    assert result.choices[0].stop_reason is None
+
+
+def test_a_streamed_call_that_fails_at_close_opens_no_call_after_it() -> None:
+    # Call g's opening part closes f, whose assembled arguments hold an unpaired surrogate: the
+    # attempt ends there, and g is never opened.
+    data = sse(chunk(cand(fc("f", willContinue=True))),
+               chunk(cand(fc(partialArgs=[{"jsonPath": "$.a", "stringValue": "\ud800"}], willContinue=True))),
+               chunk(cand(fc("g", willContinue=True))),
+               chunk(cand(fc(), finish="STOP")))
+    result, _ = check(ROUTE, data)
+    assert (result.outcome.value, result.stage) == ("payload_error", "unpaired_surrogate")
+    assert calls(result) == [("f", "invalid", None, False)]
