@@ -321,3 +321,25 @@ def test_a_chunk_with_logprobs_and_a_finish_reason_takes_both() -> None:
     result, _ = check(ROUTE, data)
     assert (result.outcome.value, result.stop_reason, result.logprobs) == (
         "complete", "stop", {"content": [entry, entry], "refusal": []})
+
+
+# -- found by the sampled mutation run of 2026-12-04 ------------------------------------------------
+
+def test_a_legacy_call_is_announced_with_the_name_of_its_first_fragment() -> None:
+    data = sse(chunk(ch(function_call={"name": "f", "arguments": '{"a"'})),
+               chunk(ch(function_call={"arguments": ": 1}"})), chunk(ch(finish="function_call")), DONE)
+    result, updates = check(ROUTE, data)
+    assert result.outcome.value == "complete"
+    assert updates[0] == {"kind": "tool_call", "call": 0, "id": None, "name": "f", "state": "streaming",
+                          "arguments": None, "ready": False}
+
+
+def test_an_index_past_the_call_ceiling_for_a_known_id_takes_nothing_of_its_fragment() -> None:
+    # The second fragment names call "c" under a new index: one index too many for a ceiling of one
+    # call, so the attempt ends there and its arguments are not appended.
+    data = sse(chunk(ch(tool_calls=[fn(0, "c", "f", '{"a": ')])), chunk(ch(tool_calls=[fn(1, "c", None, "1}")])),
+               chunk(ch(finish="tool_calls")), DONE)
+    result, updates = check(ROUTE, data, limits=Limits(max_tool_calls=1))
+    assert (result.outcome.value, result.stage) == ("buffer_limit", "tool_calls")
+    assert [u["fragment"] for u in updates if u["kind"] == "tool_input_delta"] == ['{"a": ']
+    assert outcome_of(ROUTE, data, limits=Limits(max_tool_calls=2)) == ("complete", None)

@@ -391,3 +391,65 @@ def test_an_item_past_a_ceiling_is_not_added_and_opens_no_call(limits: Limits) -
     result, _ = check(ROUTE, data, limits=limits)
     assert (result.outcome.value, result.stage) == ("buffer_limit", "blocks" if limits.max_blocks == 1 else "items")
     assert [c.id for c in result.tool_calls] == ["call_0"]
+
+
+# -- found by the sampled mutation run of 2026-12-04 ------------------------------------------------
+
+@pytest.mark.parametrize(("index", "item"), [("0", {"id": "it_0", "type": "message", "content": []}),
+                                             (0, ["it_0", "message"])], ids=["index-string", "item-list"])
+def test_an_added_item_with_a_malformed_index_or_body_is_envelope(index: Any, item: Any) -> None:
+    data = stream(ev("response.output_item.added", output_index=index, item=item), *message_item(1, "a"))
+    assert outcome_of(ROUTE, data) == ("protocol_error", "envelope")
+
+
+def test_a_second_item_added_at_the_same_index_is_refused_and_replaces_nothing() -> None:
+    data = stream(added(0, **function()), added(0, **function(call_id="call_2", name="other")))
+    result, _ = check(ROUTE, data)
+    assert (result.outcome.value, result.stage) == ("protocol_error", "duplicate_block")
+    assert calls(result) == [("call_1", "weather", "streaming", False, None)]
+
+
+def test_a_delta_for_a_closed_message_is_refused_and_not_appended() -> None:
+    late = ev("response.output_text.delta", item_id="msg_0", output_index=0, content_index=0, delta="b")
+    result, _ = check(ROUTE, stream(*message_item(0, "a"), late))
+    assert (result.outcome.value, result.stage, result.text) == ("protocol_error", "closed_block", "a")
+
+
+def test_an_item_done_for_an_item_never_added_is_unknown_block_even_with_a_well_formed_item() -> None:
+    orphan = ev("response.output_item.done", output_index=7, item={"id": "it_7", "type": "message"})
+    assert outcome_of(ROUTE, stream(*message_item(0, "a"), orphan)) == ("protocol_error", "unknown_block")
+
+
+_CLICK = {"type": "computer_call", "call_id": "c1", "status": "in_progress", "action": {"type": "click", "x": 1}}
+
+
+@pytest.mark.parametrize("events", [
+    call_item(0, '{"a": 1e999}'),
+    [added(0, **_CLICK), done(0, **{**_CLICK, "status": "completed", "action": {"type": "click", "x": float("inf")}})],
+], ids=["function-arguments", "computer-action"])
+def test_a_call_item_whose_final_input_fails_stays_open_as_it_was_added(events: list[Any]) -> None:
+    # The item.done event closes the call with the item's own final input (no arguments.done
+    # came), which holds a non-finite number: nothing of the failing event is taken, so the item
+    # stays open, in its added form.
+    result, _ = check(ROUTE, stream(*events))
+    assert (result.outcome.value, result.stage) == ("payload_error", "non_finite_number")
+    assert result.telemetry.open_payload_accumulator_count == 1
+    assert result.assistant_message is not None
+    assert [i["status"] for i in result.assistant_message] == ["in_progress"]
+
+
+@pytest.mark.parametrize("delta", [5, None, ["x"]], ids=["int", "null", "list"])
+def test_an_argument_delta_that_is_not_a_string_is_envelope_and_never_commits(delta: Any) -> None:
+    events = call_item(0, "{}", done="{}")
+    events.insert(1, ev("response.function_call_arguments.delta", item_id="fc_0", output_index=0, delta=delta))
+    result, _ = check(ROUTE, stream(*events))
+    assert (result.outcome.value, result.stage) == ("protocol_error", "envelope")
+    assert not result.committed
+
+
+def test_a_text_delta_whose_output_index_is_not_a_number_finds_its_item_by_id() -> None:
+    events = message_item(0, "a")
+    events.insert(3, ev("response.output_text.delta", item_id="msg_0", output_index=[0], content_index=0, delta="b"))
+    events[-3] = ev("response.output_text.done", item_id="msg_0", output_index=0, content_index=0, text="ab")
+    result, _ = check(ROUTE, stream(*events))
+    assert (result.outcome.value, result.text) == ("complete", "ab")
