@@ -25,6 +25,8 @@ VARIANTS = [
     " " + OBJECT,
     "\t " + OBJECT + "  ",
     OBJECT + "x",
+    "x" + OBJECT,  # one stray character before the object (a scan that skipped it would read one)
+    "{" + OBJECT,
     OBJECT + "{}",
     OBJECT + ",",
     OBJECT[:-1],
