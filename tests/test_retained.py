@@ -468,3 +468,35 @@ def test_an_account_that_lands_exactly_on_the_ceiling_commits_and_one_character_
     assert outcome == "complete"
     assert retained(GEMINI, data, limits=Limits(max_retained_chars=total)) == ("complete", total)
     assert outcome_of(GEMINI, data, limits=Limits(max_retained_chars=total - 1)) == ("buffer_limit", "retained")
+
+
+def _prefix(data: bytes, events: int) -> bytes:
+    """The first ``events`` SSE events of ``data`` (blank-line framed, as ``sse`` writes them)."""
+    return b"".join(part + b"\n\n" for part in data.split(b"\n\n")[:events])
+
+
+#: Streams cut right after an event whose last charge is of one kind: a text fragment (``_append``), a
+#: server tool's input (``_held``), a streamed argument path and its string value (``_append``), a usage
+#: object (``_hold_as``), a new choice's block (``_hold``).
+EXACT_CUTS = [
+    pytest.param(CHAT, _prefix(chat_stream([], [chat(choice(content="x" * 50))]), 2), id="chat-text"),
+    pytest.param(ANTHROPIC, _prefix(anthropic_stream(block(0, {
+        "type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {}},
+        {"type": "input_json_delta", "partial_json": '{"query": "' + "q" * 40}),), 3), id="anthropic-server-input"),
+    pytest.param(GEMINI, _prefix(gemini_stream(streamed_call([
+        {"jsonPath": "$.city", "stringValue": "c" * 30, "willContinue": True}])), 2), id="gemini-argument-path"),
+    pytest.param(CHAT, _prefix(chat_stream([], [chat(choice(content="x"), usage={"total_tokens": 7})]), 2),
+                 id="chat-usage"),
+    pytest.param(CHAT, _prefix(chat_stream([], [chat(choice(1))]), 2), id="chat-new-choice"),
+]
+
+
+@pytest.mark.parametrize(("route", "data"), EXACT_CUTS)
+def test_a_charge_that_lands_exactly_on_the_ceiling_is_taken_and_one_character_more_is_not(
+        route: str, data: bytes) -> None:
+    """Every charging path treats the ceiling as inclusive: cut after the charge, the stream is merely
+    truncated at a ceiling equal to its account, and trips ``retained`` one character below it."""
+    outcome, total = retained(route, data)
+    assert outcome == "truncated" and total > 0
+    assert outcome_of(route, data, limits=Limits(max_retained_chars=total))[0] == "truncated"
+    assert outcome_of(route, data, limits=Limits(max_retained_chars=total - 1)) == ("buffer_limit", "retained")

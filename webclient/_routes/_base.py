@@ -303,7 +303,7 @@ class RouteAccumulator:
       current charge replaces the previous one (:meth:`_hold_as`, :meth:`_finish`, :meth:`_sign`);
       an object from an event is charged the event's length, or, above
       :data:`~webclient._limits.MEASURE_ABOVE_CHARS`, its own JSON length, measured once
-      (:meth:`_size_of`); merged usage (Anthropic) adds each merge to the charge;
+      (:meth:`_charge_usage`); merged usage (Anthropic) adds each merge to the charge;
     * the response id and model: their length, once.
 
     Structures without a ceiling of their own get one from the per-structure limits: call-index
@@ -778,20 +778,11 @@ class RouteAccumulator:
         replaced[key] = chars
         return True
 
-    def _size_of(self, value: object) -> int:
-        """What keeping ``value`` (an object from the current event) costs: the event's data length,
-        an upper bound, in O(1); above :data:`~webclient._limits.MEASURE_ABOVE_CHARS` the value's own
-        JSON length, measured once (linear in the event)."""
-        size = self._event_size
-        if size > MEASURE_ABOVE_CHARS:
-            size = len(_dumps_text(value))
-        return size
-
     def _charge_usage(self, usage: dict[str, Any], merge: bool = False) -> bool:
         """The provider's usage object is about to be stored: replacing the last one, or with
         ``merge`` updated into it (its charge then grows by this one's). Ceilings: ``items`` for the
         object, ``retained`` for the account. Returns False on failure."""
-        size = self._event_size  # _size_of(usage), inline: usage arrives with most events
+        size = self._event_size  # the event's length, or above MEASURE_ABOVE_CHARS the object's own
         if size > MEASURE_ABOVE_CHARS:
             size = len(_dumps_text(usage))
         if merge:
