@@ -9,6 +9,7 @@ reaches a telemetry record, a ``Failure``, a stage, or the text of any exception
 from __future__ import annotations
 
 import json
+import math
 
 import pytest
 
@@ -62,7 +63,11 @@ def test_transport_fields_are_added_by_with_fields_and_validated() -> None:
     filled = telemetry.with_fields(observed_at="2026-08-22T10:00:00Z", duration_ms=12.5, retry_decision="retry")
     assert (filled.observed_at, filled.duration_ms, filled.retry_decision) == ("2026-08-22T10:00:00Z", 12.5, "retry")
     assert telemetry.duration_ms is None  # frozen: a copy was made
-    for bad in ({"observed_at": CANARY}, {"duration_ms": -1}, {"retry_decision": JUNK}, {"observed_at": True}):
+    assert telemetry.with_fields(duration_ms=0).duration_ms == 0  # an instant attempt is a duration
+    assert telemetry.with_fields(observed_at=1.7e9).observed_at == 1.7e9
+    for bad in ({"observed_at": CANARY}, {"duration_ms": -1}, {"duration_ms": -0.001}, {"retry_decision": JUNK},
+                {"observed_at": True}, {"duration_ms": math.nan}, {"duration_ms": math.inf},
+                {"observed_at": math.nan}, {"observed_at": -math.inf}):
         with pytest.raises(UsageError) as info:
             telemetry.with_fields(**bad)  # type: ignore[arg-type]
         assert CANARY not in str(info.value)
@@ -207,3 +212,13 @@ def test_every_stop_reason_of_a_contract_is_spelled_as_the_sanitizer_spells_a_kn
             assert acc.telemetry_stop_reason() == stop_reason_token(reason, known)
         acc.stop_reason = None
         assert acc.telemetry_stop_reason() is None
+
+
+def test_the_redaction_marker_is_the_documented_literal() -> None:
+    """Dashboards and log filters match on this exact spelling."""
+    assert sanitize_token("has space") == sanitize_code("a/b") == "[REDACTED]" == REDACTED
+
+
+def test_a_missing_stop_reason_stays_missing_whether_or_not_the_route_would_know_it() -> None:
+    assert stop_reason_token(None, known=False) is None and stop_reason_token(None, known=True) is None
+    assert stop_reason_token("mystery", known=False) == "unrecognized"

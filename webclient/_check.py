@@ -64,6 +64,7 @@ from . import _check_growth
 from ._json import loads as json_loads
 from ._limits import DEFAULT_LIMITS, Limits
 from ._outcome import Outcome
+from ._telemetry import REDACTED
 from ._updates import StreamResult
 
 # -- named defaults ------------------------------------------------------------------------------
@@ -287,7 +288,7 @@ def plain_stage(stage: object) -> str | None:
     """``stage`` if it is a plain stage name, ``None`` for none, else ``"[REDACTED]"``."""
     if stage is None:
         return None
-    return stage if isinstance(stage, str) and _STAGE_RE.fullmatch(stage) else "[REDACTED]"
+    return stage if isinstance(stage, str) and _STAGE_RE.fullmatch(stage) else REDACTED
 
 
 # -- scanning the capture ---------------------------------------------------------------------------

@@ -26,6 +26,7 @@ Who fills what
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, fields, replace
 from typing import Any
@@ -143,19 +144,22 @@ class Telemetry:
     ) -> Telemetry:
         """Return a copy with the transport/caller fields set (``None`` leaves a field as is).
 
-        Raises :class:`~webclient.UsageError` for values of the wrong type or a retry decision
-        outside ``[a-z_]{1,32}``.
+        Raises :class:`~webclient.UsageError` for values of the wrong type, a duration or epoch time
+        that is not finite (or a negative duration), or a retry decision outside ``[a-z_]{1,32}``.
         """
         changes: dict[str, Any] = {}
         if observed_at is not None:
-            if isinstance(observed_at, bool) or not isinstance(observed_at, (str, int, float)):
+            if (isinstance(observed_at, bool) or not isinstance(observed_at, (str, int, float))
+                    or (isinstance(observed_at, float) and not math.isfinite(observed_at))):
                 raise UsageError("observed_at must be an ISO 8601 string or epoch seconds")
             if isinstance(observed_at, str) and not re.fullmatch(r"[0-9T:.+\-Z ]{1,40}", observed_at):
                 raise UsageError("observed_at must be an ISO 8601 timestamp")
             changes["observed_at"] = observed_at
         if duration_ms is not None:
-            if isinstance(duration_ms, bool) or not isinstance(duration_ms, (int, float)) or duration_ms < 0:
-                raise UsageError("duration_ms must be a non-negative number")
+            # (NaN and infinity are no duration, and would make the record invalid JSON.)
+            if (isinstance(duration_ms, bool) or not isinstance(duration_ms, (int, float))
+                    or not 0 <= duration_ms < math.inf):
+                raise UsageError("duration_ms must be a finite non-negative number")
             changes["duration_ms"] = duration_ms
         if retry_decision is not None:
             if not isinstance(retry_decision, str) or not _RETRY_DECISION_RE.fullmatch(retry_decision):
