@@ -761,6 +761,11 @@ def main() -> int:
     ap.add_argument("--skip-sdk", action="store_true", help="measure webclient and the floors only")
     args = ap.parse_args()
     wanted = [w for w in args.rows.split(",") if w]
+    known = {n for n, _ in ROWS} | {f"{n}:{s}" for n, s in ROWS}
+    unknown = [w for w in wanted if w not in known]
+    if unknown:  # a row that matches nothing measures nothing: never "all targets met" for it
+        ap.error(f"unknown rows {', '.join(unknown)}; rows are ROUTE or ROUTE:SHAPE of "
+                 f"{', '.join(f'{n}:{s}' for n, s in ROWS)}")
     rows = [r for r in ROWS if not wanted or r[0] in wanted or f"{r[0]}:{r[1]}" in wanted]
     print(f"python {sys.version.split()[0]}; rows: {', '.join(f'{n}/{s}' for n, s in rows)}")
     failures: list[str] = []

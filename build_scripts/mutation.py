@@ -90,6 +90,9 @@ MODULE_TESTS: dict[str, list[str]] = {
     "webclient/_json.py": ["tests/test_json.py", "tests/test_route_json_depth.py", "tests/test_prebuilt_codecs.py"],
     "webclient/_regex.py": ["tests/test_regex.py", "tests/test_schema.py"],
     "webclient/_schema.py": ["tests/test_schema.py"],
+    "webclient/_deadlines.py": ["tests/test_deadlines.py", "tests/test_terminal_grace.py"],
+    "webclient/_retry.py": ["tests/test_retry.py"],
+    "webclient/_telemetry.py": ["tests/test_telemetry.py"],
     # Per route: its edge tests first (fast and specific), then its route and vocabulary tests, then what
     # every route shares (edges across routes, values, the retained ceiling, next turn, the contracts).
     "webclient/_session.py": ["tests/test_edges_session.py", "tests/test_session_lifecycle.py",

@@ -284,8 +284,8 @@ def test_tracker_refuses_time_going_backwards() -> None:
 
 
 @pytest.mark.parametrize("now", [math.nan, math.inf, None, "1", True])
-def test_tracker_refuses_a_non_finite_time(now: object) -> None:
-    with pytest.raises(UsageError):
+def test_tracker_refuses_a_non_finite_time_naming_the_argument(now: object) -> None:
+    with pytest.raises(UsageError, match=r"^now must be a finite number"):
         tracker().expired(now)  # type: ignore[arg-type]
 
 
@@ -302,7 +302,7 @@ def test_headers_twice_is_a_usage_error() -> None:
 
 
 def test_tracker_requires_a_deadlines_instance_and_a_finite_start() -> None:
-    with pytest.raises(UsageError):
+    with pytest.raises(UsageError, match=r"^deadlines must be"):
         DeadlineTracker({"connect": 1}, START)  # type: ignore[arg-type]
-    with pytest.raises(UsageError):
+    with pytest.raises(UsageError, match=r"^started_at must be a finite number"):
         DeadlineTracker(DEFAULT_DEADLINES, math.nan)

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import pytest
 
+from tests.route_fixtures import check, sse
 from webclient import Outcome, UsageError
 from webclient._retry import (
     _ALL_RULES,
@@ -18,6 +19,7 @@ from webclient._retry import (
     RetryAdvice,
     RetryDecision,
     advise_retry,
+    check_count,
 )
 
 BACKOFF = RetryDecision.RETRY_AFTER_BACKOFF
@@ -276,3 +278,89 @@ def test_advice_is_frozen() -> None:
     advice = advise(Result(Outcome.COMPLETE))
     with pytest.raises(AttributeError):
         advice.reason = "x"  # type: ignore[misc]
+
+
+# -- the providers' own error forms, through a session ------------------------------------------
+# The documented transient errors of each provider (Anthropic's error types, OpenAI's error types and
+# codes, Gemini's canonical statuses), written out here rather than read from the table, each sent in
+# its route's in-stream error form. The status-only reading of each would give another reason (Gemini's
+# numeric code alone names the HTTP status row), so each case shows that its token is recognised.
+
+def _anthropic(kind: str) -> bytes:
+    start = {"type": "message_start", "message": {"id": "msg_1", "type": "message", "role": "assistant",
+                                                  "content": [], "usage": {"input_tokens": 1}}}
+    return sse(("message_start", start), ("error", {"type": "error", "error": {"type": kind, "message": "m"}}))
+
+
+def _chat(error: dict[str, object]) -> bytes:
+    first = {"id": "c1", "choices": [{"index": 0, "delta": {"content": "a"}, "finish_reason": None}]}
+    return sse(first, {"error": {"message": "m", **error}})
+
+
+def _responses(code: str) -> bytes:
+    created = {"type": "response.created", "sequence_number": 0,
+               "response": {"id": "resp_1", "status": "in_progress", "output": []}}
+    return sse(("response.created", created),
+               ("error", {"type": "error", "sequence_number": 1, "code": code, "message": "m", "param": None}))
+
+
+def _gemini(code: int, status: str) -> bytes:
+    first = {"candidates": [{"content": {"role": "model", "parts": [{"text": "a"}]}, "index": 0}]}
+    return sse(first, {"error": {"code": code, "message": "m", "status": status}})
+
+
+PROVIDER_FORMS = [
+    ("anthropic-messages", _anthropic("overloaded_error"), BACKOFF, "upstream_overloaded"),
+    ("anthropic-messages", _anthropic("rate_limit_error"), BACKOFF, "upstream_rate_limited"),
+    ("anthropic-messages", _anthropic("api_error"), BACKOFF, "upstream_server_error"),
+    ("anthropic-messages", _anthropic("timeout_error"), BACKOFF, "upstream_timeout"),
+    ("anthropic-messages", _anthropic("invalid_request_error"), SURFACE, "upstream_error"),
+    ("openai-chat", _chat({"type": "server_error", "code": None}), BACKOFF, "upstream_server_error"),
+    ("openai-chat", _chat({"type": "requests", "code": "rate_limit_exceeded"}), BACKOFF, "upstream_rate_limited"),
+    ("openai-chat", _chat({"type": "insufficient_quota", "code": "insufficient_quota"}), SURFACE,
+     "request_rejected"),
+    ("openai-responses", _responses("server_error"), BACKOFF, "upstream_server_error"),
+    ("openai-responses", _responses("rate_limit_exceeded"), BACKOFF, "upstream_rate_limited"),
+    ("gemini", _gemini(503, "UNAVAILABLE"), BACKOFF, "upstream_overloaded"),
+    ("gemini", _gemini(429, "RESOURCE_EXHAUSTED"), BACKOFF, "upstream_rate_limited"),
+    ("gemini", _gemini(500, "INTERNAL"), BACKOFF, "upstream_server_error"),
+    ("gemini", _gemini(504, "DEADLINE_EXCEEDED"), BACKOFF, "upstream_timeout"),
+    ("gemini", _gemini(400, "INVALID_ARGUMENT"), SURFACE, "upstream_error"),
+]
+
+
+@pytest.mark.parametrize(("route", "data", "decision", "reason"), PROVIDER_FORMS,
+                         ids=[f"{route}-{reason}-{i}" for i, (route, _, _, reason) in enumerate(PROVIDER_FORMS)])
+def test_each_provider_s_documented_error_in_its_own_stream_form_gets_its_advice(
+        route: str, data: bytes, decision: RetryDecision, reason: str) -> None:
+    result, _ = check(route, data)
+    assert result.outcome is Outcome.UPSTREAM_ERROR
+    assert advise(result) == RetryAdvice(decision, reason)
+
+
+def test_advice_is_a_frozen_value() -> None:
+    advice = advise(Result(Outcome.COMPLETE))
+    with pytest.raises(AttributeError):
+        advice.reason = "other"  # type: ignore[misc]
+
+
+@pytest.mark.parametrize(("name", "bad"), [("text_shown", {"text_shown": 1}), ("tools_run", {"tools_run": None}),
+                                           ("idempotent", {"idempotent": "yes"}), ("attempt", {"attempt": 0}),
+                                           ("max_attempts", {"max_attempts": True})])
+def test_a_bad_argument_is_a_usage_error_that_names_it(name: str, bad: dict[str, object]) -> None:
+    with pytest.raises(UsageError, match=rf"^{name} must be"):
+        advise(Result(Outcome.TRUNCATED, "eof"), **bad)  # type: ignore[arg-type]
+
+
+def test_a_final_outcome_settles_the_advice_whatever_else_the_result_carries() -> None:
+    overloaded = ProviderError("overloaded_error", "529")
+    for outcome, reason in ((Outcome.CANCELLED, "cancelled"), (Outcome.COMPLETE, "complete")):
+        result = ResultWithProviderError(outcome, "error_event", 503, overloaded)
+        assert advise(result) == RetryAdvice(DONE, reason)
+
+
+def test_check_count_passes_a_positive_integer_through_and_refuses_anything_else() -> None:
+    assert [check_count("attempt", n) for n in (1, 7)] == [1, 7]
+    for bad in (0, -1, True, 1.0, "2", None):
+        with pytest.raises(UsageError, match=r"^attempt must be a positive integer$"):
+            check_count("attempt", bad)

@@ -607,10 +607,20 @@ def test_an_instance_exactly_at_the_depth_limit_passes_and_one_level_more_does_n
     assert len(result) == 1 and result[0].endswith(f": {problem}")
 
 
-def test_a_schema_exactly_at_the_nesting_limit_compiles_and_one_level_more_does_not() -> None:
-    SchemaValidator(nested("items", MAX_DEPTH, {}))  # type: ignore[arg-type]
-    SchemaValidator({"$defs": {"d": nested("items", MAX_DEPTH - 1, {})}})
-    for schema in (nested("items", MAX_DEPTH + 1, {}), {"$defs": {"d": nested("items", MAX_DEPTH, {})}}):
+def nested_any_of(levels: int) -> object:
+    """``{}`` wrapped ``levels`` times in ``{"anyOf": [...]}``."""
+    leaf: object = {}
+    for _ in range(levels):
+        leaf = {"anyOf": [leaf]}
+    return leaf
+
+
+@pytest.mark.parametrize("make", [lambda n: nested("items", n, {}), nested_any_of], ids=["items", "anyOf"])
+def test_a_schema_exactly_at_the_nesting_limit_compiles_and_one_level_more_does_not(
+        make: Callable[[int], object]) -> None:
+    SchemaValidator(make(MAX_DEPTH))  # type: ignore[arg-type]
+    SchemaValidator({"$defs": {"d": make(MAX_DEPTH - 1)}})
+    for schema in (make(MAX_DEPTH + 1), {"$defs": {"d": make(MAX_DEPTH)}}):
         with pytest.raises(UsageError, match="deeper"):
             SchemaValidator(schema)  # type: ignore[arg-type]
 
@@ -705,3 +715,28 @@ def test_jsonschema_validator_names_false_caps_problems_and_hides_undeclared_nam
     assert result == ["/p: anyOf"]
     nested_validator = JsonschemaValidator({"type": "object", "additionalProperties": schema["anyOf"][0]})
     assert nested_validator({"secret": {"other": 1}}) == ["/*/known: required", "/*/*: type"]
+
+
+@pytest.mark.host
+def test_jsonschema_validator_stops_at_the_cap_before_reaching_a_fault_beyond_it() -> None:
+    """The adapter stops pulling errors from ``jsonschema`` once it holds ``MAX_PROBLEMS``: a subschema
+    that would raise (an unresolvable remote ``$ref``) after them is never evaluated."""
+    pytest.importorskip("jsonschema")
+    url = f"https://example.invalid/{CANARY}.json"
+    schema = {"type": "array", "prefixItems": [*([{"type": "string"}] * MAX_PROBLEMS), {"$ref": url}]}
+    assert JsonschemaValidator(schema)(list(range(MAX_PROBLEMS + 1))) == [
+        f"/{i}: type" for i in range(MAX_PROBLEMS)]
+    # One problem fewer and the fault is reached: it becomes a problem of its own.
+    fewer = JsonschemaValidator(schema)([*range(MAX_PROBLEMS - 1), "s", 0])
+    assert len(fewer) == MAX_PROBLEMS and fewer[-1].startswith("(root): jsonschema raised ")
+
+
+def test_a_ref_cycle_that_an_earlier_definition_only_leads_into_is_refused() -> None:
+    """Definitions are walked first, in order: ``x`` is not on the cycle y -> z -> y but is the first
+    way into it, and the cycle is found all the same."""
+    with pytest.raises(UsageError, match="cycle"):
+        SchemaValidator({"$defs": {"x": {"anyOf": [{"$ref": "#/$defs/y"}]}, "y": {"anyOf": [{"$ref": "#/$defs/z"}]},
+                                   "z": {"$ref": "#/$defs/y"}}})
+    with pytest.raises(UsageError, match="cycle"):  # a definition that refers to itself, entered from another
+        SchemaValidator({"$defs": {"x": {"$ref": "#/$defs/y"},
+                                   "y": {"anyOf": [{"type": "null"}, {"$ref": "#/$defs/y"}]}}})
