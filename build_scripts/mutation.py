@@ -93,6 +93,8 @@ MODULE_TESTS: dict[str, list[str]] = {
     "webclient/_deadlines.py": ["tests/test_deadlines.py", "tests/test_terminal_grace.py"],
     "webclient/_retry.py": ["tests/test_retry.py"],
     "webclient/_telemetry.py": ["tests/test_telemetry.py"],
+    "webclient/_values.py": ["tests/test_values.py"],
+    "webclient/_updates.py": ["tests/test_update_wire.py", "tests/test_result_builders.py"],
     # Per route: its edge tests first (fast and specific), then its route and vocabulary tests, then what
     # every route shares (edges across routes, values, the retained ceiling, next turn, the contracts).
     "webclient/_session.py": ["tests/test_edges_session.py", "tests/test_session_lifecycle.py",

@@ -32,6 +32,7 @@ from webclient._values import (
     clean_text,
     combine_surrogates,
     has_surrogate,
+    parsed_value_encoder,
     value_problem,
 )
 
@@ -57,6 +58,35 @@ def test_clean_text_combines_pairs_and_refuses_what_is_left_unpaired(text: str, 
     assert clean_text(text) == cleaned
     assert combine_surrogates(text) == (cleaned if cleaned is not None else combine_surrogates(text))
     assert has_surrogate(text) is (HIGH in text or LOW in text)
+
+
+ENCODED = [{"b": 1, "a": "\u65e5\u672c" + GRIN, "n": [1.5, None, True, -0.0, 10**20], "lone": "x" + HIGH},
+           [], "s", {"k" + LOW: {"z": [], "y": {}}}, float("inf"), {"x": [float("nan")]}]
+
+
+@pytest.mark.parametrize("c_encoder", [True, False], ids=["c", "python"])
+@pytest.mark.parametrize("allow_nan", [True, False])
+def test_the_value_encoder_writes_what_json_dumps_writes(monkeypatch: pytest.MonkeyPatch, c_encoder: bool,
+                                                         allow_nan: bool) -> None:
+    """Key order as parsed, characters unescaped, lone surrogates kept (the surrogate check reads them in
+    the text), and non-finite numbers refused exactly when ``json.dumps`` refuses them; with the C encoder
+    and on an interpreter without it."""
+    if not c_encoder:
+        monkeypatch.setattr(json.encoder, "c_make_encoder", None)
+    dumps = parsed_value_encoder(allow_nan)
+    for value in ENCODED:
+        try:
+            expected = json.dumps(value, ensure_ascii=False, allow_nan=allow_nan)
+        except ValueError:
+            with pytest.raises(ValueError):
+                dumps(value)
+            continue
+        assert dumps(value) == expected
+
+
+def test_the_payload_error_stages_are_their_documented_names() -> None:
+    assert (value_problem({"x": float("inf")}), value_problem({"x": HIGH})) == ("non_finite_number",
+                                                                               "unpaired_surrogate")
 
 
 def test_text_without_surrogates_is_returned_as_is() -> None:
