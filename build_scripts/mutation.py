@@ -95,6 +95,8 @@ MODULE_TESTS: dict[str, list[str]] = {
     "webclient/_telemetry.py": ["tests/test_telemetry.py"],
     "webclient/_values.py": ["tests/test_values.py"],
     "webclient/_updates.py": ["tests/test_update_wire.py", "tests/test_result_builders.py"],
+    # The httpx transport against a real local server: ~25 s a run (its tests wait on real deadlines).
+    "webclient/httpx.py": ["tests/test_httpx_adapter.py"],
     # Per route: its edge tests first (fast and specific), then its route and vocabulary tests, then what
     # every route shares (edges across routes, values, the retained ceiling, next turn, the contracts).
     "webclient/_session.py": ["tests/test_edges_session.py", "tests/test_session_lifecycle.py",

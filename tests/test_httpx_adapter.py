@@ -244,6 +244,8 @@ def test_slow_stream_commits_with_the_request_posted_as_json_and_the_response_cl
     assert not any(isinstance(u, Committed | Failed) for u in out.updates[:-1])
     telemetry = out.result.telemetry
     assert telemetry.duration_ms is not None and telemetry.duration_ms > 0 and telemetry.observed_at
+    assert telemetry.duration_ms == round(telemetry.duration_ms, 3)  # milliseconds to the microsecond, no finer
+    assert telemetry.duration_ms <= out.elapsed * 1000.0  # the attempt's own time, within the caller's
     exchange = server.exchange(url)
     assert exchange.method == "POST" and exchange.request_body == b'{"model":"m","stream":true}'
     assert exchange.request_headers["accept"] == "text/event-stream" and exchange.request_headers["x-tag"] == "t1"
@@ -629,3 +631,162 @@ def test_an_unaccepted_stop_behind_a_held_socket_is_truncated_at_once(server: SS
     out = drive(flavour, url, deadlines=Deadlines(idle=20, terminal_grace=0.3))
 
     assert out.outcome == ("truncated", "stop_reason") and out.elapsed < 5
+
+
+# -- timeouts raised by the client's own transport, before any deadline of ours ----------------------------
+
+class _TimingOutBody(httpx.SyncByteStream, httpx.AsyncByteStream):
+    """A response body that gives ``chunks`` and then raises httpx's ``ReadTimeout`` (both flavours)."""
+
+    def __init__(self, chunks: list[bytes]) -> None:
+        self._chunks = chunks
+
+    def __iter__(self) -> Iterator[bytes]:
+        yield from self._chunks
+        raise httpx.ReadTimeout("read timed out")
+
+    async def __aiter__(self) -> Any:
+        for chunk in self._chunks:
+            yield chunk
+        raise httpx.ReadTimeout("read timed out")
+
+
+def _timing_out(phase: str) -> Any:
+    """A mock transport whose connect times out (``connect``), or whose body times out before any event
+    (``first_event``) or after one (``idle``)."""
+    def handler(request: Any) -> Any:
+        if phase == "connect":
+            raise httpx.ConnectTimeout("connect timed out", request=request)
+        body = _TimingOutBody([] if phase == "first_event" else [CHAT_HEAD])
+        return httpx.Response(200, headers={"content-type": "text/event-stream"}, stream=body)
+    return httpx.MockTransport(handler)
+
+
+@pytest.mark.parametrize("flavour", FLAVOURS)
+@pytest.mark.parametrize("phase", ["connect", "first_event", "idle"])
+def test_a_timeout_of_the_client_s_own_transport_is_a_timeout_of_the_phase_it_cut(flavour: str, phase: str) -> None:
+    """No deadline of ours is set, so only the transport's timeout can end these attempts: it is ``timeout``
+    with the stage of the phase (not a network failure, not ``truncated``), in both flavours."""
+    transport = _timing_out(phase)
+    options: dict[str, Any] = {"json": {"model": "m", "stream": True}}
+    if flavour == "sync":
+        with httpx.Client(transport=transport) as client:
+            result = run(client, "openai-chat", "http://127.0.0.1:9/v1", **options)
+    else:
+        async def main() -> StreamResult:
+            async with httpx.AsyncClient(transport=transport) as client:
+                return await arun(client, "openai-chat", "http://127.0.0.1:9/v1", **options)  # type: ignore[no-any-return]
+        result = run_async(main)
+    assert (result.outcome.value, result.stage) == ("timeout", phase)
+    assert result.http_status == (None if phase == "connect" else 200)
+    assert result.text == ("" if phase != "idle" else "".join(TEXT_PARTS[:2]))
+
+
+@pytest.mark.parametrize("flavour", FLAVOURS)
+@pytest.mark.parametrize(("body", "outcome"), [
+    (CHAT, ("cancelled", "caller")),
+    (CHAT_HEAD + b'data: {"error": {"type": "server_error", "message": "m"}}\n\n', ("upstream_error", "error_object")),
+], ids=["whole-answer", "answer-then-error"])
+def test_a_cancel_while_handling_a_chunk_s_updates_ends_an_open_session_but_not_one_that_already_ended(
+        server: SSETestServer, flavour: str, body: bytes, outcome: tuple[str, str]) -> None:
+    """One chunk carries text and the stream's end; the caller cancels on its first update, before the final
+    one. A complete answer is only decided at EOF, so the cancel ends the attempt; an in-stream error ended
+    the session inside the chunk, before the cancel, and stays the outcome (with its retry advice)."""
+    url = server.url(Script([Send(body), Stall(30)]))
+
+    out = drive(flavour, url, cancel_after=1)
+
+    assert out.outcome == outcome and out.elapsed < 15
+    assert isinstance(out.updates[-1], Failed) and out.updates[-1].result is out.result
+
+
+def test_a_cancel_from_another_thread_before_the_headers_stops_the_blocked_send_at_once(
+        server: SSETestServer) -> None:
+    """Sync, no deadlines: nothing but the watchdog (holding the socket from the connect trace) can unblock a
+    send whose server delays its headers by 20 s."""
+    url = server.url(Script([Send(CHAT)], head_delay=20))
+    attempt = Attempt("openai-chat", url, json={"model": "m", "stream": True})
+    timer = threading.Timer(0.3, attempt.cancel)
+    started = time.monotonic()
+    timer.start()
+    try:
+        with httpx.Client() as client:
+            updates = list(attempt.updates(client))
+    finally:
+        timer.cancel()
+    assert attempt.result is not None and (attempt.result.outcome.value, attempt.result.stage) == (
+        "cancelled", "caller")
+    assert isinstance(updates[-1], Failed) and time.monotonic() - started < 10
+    assert server.exchange(url).disconnected.wait(DISCONNECT_WITHIN_S)
+
+
+# -- the sync driver's watchdog --------------------------------------------------------------------------
+
+def test_the_watchdog_wakes_for_an_earlier_deadline_and_keeps_the_first_reason() -> None:
+    watchdog = webclient_httpx._Watchdog()
+    try:
+        # Named, so a thread dump shows whose thread it is.
+        assert "webclient-httpx-watchdog" in {t.name for t in threading.enumerate()}
+        watchdog.arm(time.monotonic() + 60)
+        watchdog.arm(time.monotonic() + 0.1)  # earlier: the sleeping thread must wake to watch it
+        deadline = time.monotonic() + 10
+        while watchdog.reason is None and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert watchdog.reason is webclient_httpx._Stop.DEADLINE
+        watchdog.cancel()  # a later reason does not replace the first
+        assert watchdog.reason is webclient_httpx._Stop.DEADLINE
+    finally:
+        watchdog.close()
+    closed = webclient_httpx._Watchdog()
+    closed.close()
+    closed.cancel()  # after close nothing fires
+    assert closed.reason is None
+
+
+def test_the_watchdog_reaches_the_socket_from_the_connect_trace_and_from_the_response(
+        server: SSETestServer) -> None:
+    """Both ways the sync driver finds the socket it shuts down (httpcore's ``connect_tcp`` trace event for a
+    new connection, the response's ``network_stream`` for a pooled one) hold on the installed httpx."""
+    url = server.url(Script([Send(CHAT)]))
+    watchdog = webclient_httpx._Watchdog()
+    try:
+        with httpx.Client() as client:
+            request = client.build_request("POST", url, json={}, extensions={"trace": watchdog.trace})
+            response = client.send(request, stream=True)
+            try:
+                assert watchdog.has_socket
+                assert isinstance(webclient_httpx._response_socket(response), socket.socket)
+            finally:
+                response.close()
+    finally:
+        watchdog.close()
+
+
+class _Interrupt(BaseException):
+    """Stands in for KeyboardInterrupt (which pytest itself would act on) arriving inside the attempt."""
+
+
+@pytest.mark.parametrize("flavour", FLAVOURS)
+def test_an_interrupt_raised_inside_the_attempt_propagates_and_ends_it_cancelled_by_the_caller(
+        flavour: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from webclient import StreamSession
+
+    def interrupted(self: Any, data: bytes) -> Any:
+        raise _Interrupt
+
+    monkeypatch.setattr(StreamSession, "feed", interrupted)
+    transport = httpx.MockTransport(lambda request: httpx.Response(
+        200, headers={"content-type": "text/event-stream"}, content=CHAT))
+    attempt = Attempt("openai-chat", "http://127.0.0.1:9/v1", json={"model": "m", "stream": True})
+    with pytest.raises(_Interrupt):
+        if flavour == "sync":
+            with httpx.Client(transport=transport) as client:
+                list(attempt.updates(client))
+        else:
+            async def main() -> None:
+                async with httpx.AsyncClient(transport=transport) as client:
+                    async for _ in attempt.aupdates(client):
+                        pass
+            run_async(main)
+    assert attempt.result is not None
+    assert (attempt.result.outcome.value, attempt.result.stage) == ("cancelled", "caller")

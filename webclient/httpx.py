@@ -466,7 +466,8 @@ class Attempt:
             failure = tracker.expired(time.monotonic())
             if failure is not None:
                 return session.abort(failure.outcome, failure.stage)
-            # An httpx timeout that fired before our deadline (a pool timeout, a fallback read timeout).
+            # An httpx timeout that fired before our deadline (a pool timeout, a fallback read timeout, a timeout
+            # of the client's own transport): a timeout of the phase the request was in.
             stage = "connect" if tracker.headers_at is None else "first_event" if tracker.first_event_at is None \
                 else "idle"
             return session.abort(Outcome.TIMEOUT, stage)
@@ -563,6 +564,8 @@ class Attempt:
         request = self._build(client, spec, httpx.Timeout(None), {})
         try:
             response = await client.send(request, stream=True)
+        except httpx.TimeoutException:  # httpx's timeouts are off: a timeout of the client's own transport
+            return _Stop.DEADLINE, None
         except httpx.TransportError:
             return _Stop.NETWORK, None
         return _Head(response.status_code, response.headers.get("content-type")), response
@@ -572,6 +575,8 @@ class Attempt:
             return await anext(chunks)
         except StopAsyncIteration:
             return _Stop.EOF
+        except httpx.TimeoutException:
+            return _Stop.DEADLINE
         except (httpx.TransportError, httpx.DecodingError):
             return _Stop.NETWORK
 
