@@ -15,7 +15,15 @@ from collections.abc import Callable
 import pytest
 
 from webclient import UsageError
-from webclient._schema import MAX_DEPTH, MAX_PROBLEMS, JsonschemaValidator, SchemaValidator, validator_for
+from webclient._schema import (
+    MAX_DEPTH,
+    MAX_PROBLEMS,
+    JsonschemaValidator,
+    SchemaValidator,
+    _name,
+    _where,
+    validator_for,
+)
 
 CANARY = "CANARY-7f3a9c"
 #: In the keyword table: "this schema has no instance of that kind" (false accepts nothing ...).
@@ -740,3 +748,63 @@ def test_a_ref_cycle_that_an_earlier_definition_only_leads_into_is_refused() -> 
     with pytest.raises(UsageError, match="cycle"):  # a definition that refers to itself, entered from another
         SchemaValidator({"$defs": {"x": {"$ref": "#/$defs/y"},
                                    "y": {"anyOf": [{"type": "null"}, {"$ref": "#/$defs/y"}]}}})
+
+
+def test_the_cycle_check_walks_each_definition_once() -> None:
+    """A chain of 40 diamonds (each definition refers twice to the next), defined deepest first: a check that
+    walked a finished definition again would take 2**40 steps; this one compiles at once."""
+    defs: dict[str, object] = {"d40": {"type": "string"}}
+    for i in range(39, -1, -1):
+        defs[f"d{i}"] = {"anyOf": [{"$ref": f"#/$defs/d{i + 1}"}, {"$ref": f"#/$defs/d{i + 1}"}]}
+    assert SchemaValidator({"$defs": defs, "$ref": "#/$defs/d0"})("s") == []
+
+
+@pytest.mark.parametrize(("accepting", "leaf"), [({"anyOf": [{}, {"type": "integer"}]}, "s"),
+                                                 ({"type": "array", "items": {}}, ["s"])],
+                         ids=["anyOf-with-an-accept-all-branch", "items-accepting-all"])
+def test_a_subschema_that_accepts_everything_is_not_evaluated_past_the_depth_limit(
+        accepting: dict[str, object], leaf: object) -> None:
+    """``B`` reached at exactly the depth limit (each ``properties`` step and each ``$ref`` is one level)
+    accepts its value there: the part of it that accepts everything is not evaluated one level deeper,
+    where it would report ``depth``. One level more and the limit is reported, as it must be."""
+    validator = SchemaValidator({"type": "object", "properties": {"a": {"$ref": "#"}, "b": {"$ref": "#/$defs/B"}},
+                                 "$defs": {"B": accepting}})
+
+    def instance(levels: int) -> object:
+        value: object = {"b": leaf}
+        for _ in range(levels):
+            value = {"a": value}
+        return value
+
+    at_limit = MAX_DEPTH // 2 - 1  # B at depth 2 * levels + 2 == MAX_DEPTH
+    assert validator(instance(at_limit)) == []
+    (problem,) = validator(instance(at_limit + 1))
+    assert problem.endswith("/b: depth")
+
+
+def nested_properties(levels: int) -> object:
+    leaf: object = {}
+    for _ in range(levels):
+        leaf = {"properties": {"a": leaf}}
+    return leaf
+
+
+def test_properties_nesting_counts_towards_the_schema_depth_limit() -> None:
+    SchemaValidator(nested_properties(MAX_DEPTH))  # type: ignore[arg-type]
+    with pytest.raises(UsageError, match="deeper"):
+        SchemaValidator(nested_properties(MAX_DEPTH + 1))  # type: ignore[arg-type]
+
+
+def test_long_locations_and_names_in_messages_are_cut_past_their_caps_only() -> None:
+    assert _where("#" * 120) == "#" * 120 and _where("#" * 121) == "#" * 117 + "..."
+    assert _name("k" * 38) == repr("k" * 38) and _name("k" * 39) == repr("k" * 39)[:37] + "..."
+
+
+@pytest.mark.host
+def test_jsonschema_validator_shows_a_name_declared_only_inside_a_list_of_subschemas() -> None:
+    """The problem path shows ``known`` (declared in a subschema inside ``allOf``'s list); the undeclared
+    ``secret`` stays ``*``."""
+    pytest.importorskip("jsonschema")
+    inside = {"type": "object", "properties": {"known": {"anyOf": [{"type": "object", "required": ["inner"]}]}}}
+    assert JsonschemaValidator({"type": "object", "additionalProperties": {"allOf": [inside]}})(
+        {"secret": {"known": {}}}) == ["/*/known: anyOf"]
