@@ -615,20 +615,25 @@ def test_an_instance_exactly_at_the_depth_limit_passes_and_one_level_more_does_n
     assert len(result) == 1 and result[0].endswith(f": {problem}")
 
 
-def nested_any_of(levels: int) -> object:
-    """``{}`` wrapped ``levels`` times in ``{"anyOf": [...]}``."""
-    leaf: object = {}
+def wrapped(levels: int, wrap: Callable[[object], object]) -> object:
+    """``{}`` wrapped ``levels`` times by ``wrap`` (one schema nesting level each)."""
+    schema: object = {}
     for _ in range(levels):
-        leaf = {"anyOf": [leaf]}
-    return leaf
+        schema = wrap(schema)
+    return schema
 
 
-@pytest.mark.parametrize("make", [lambda n: nested("items", n, {}), nested_any_of], ids=["items", "anyOf"])
+#: One schema nesting level each: an ``items``, an ``anyOf`` branch, a ``properties`` member.
+NESTINGS = {"items": lambda s: {"items": s}, "anyOf": lambda s: {"anyOf": [s]},
+            "properties": lambda s: {"properties": {"a": s}}}
+
+
+@pytest.mark.parametrize("wrap", NESTINGS.values(), ids=NESTINGS.keys())
 def test_a_schema_exactly_at_the_nesting_limit_compiles_and_one_level_more_does_not(
-        make: Callable[[int], object]) -> None:
-    SchemaValidator(make(MAX_DEPTH))  # type: ignore[arg-type]
-    SchemaValidator({"$defs": {"d": make(MAX_DEPTH - 1)}})
-    for schema in (make(MAX_DEPTH + 1), {"$defs": {"d": make(MAX_DEPTH)}}):
+        wrap: Callable[[object], object]) -> None:
+    SchemaValidator(wrapped(MAX_DEPTH, wrap))  # type: ignore[arg-type]
+    SchemaValidator({"$defs": {"d": wrapped(MAX_DEPTH - 1, wrap)}})
+    for schema in (wrapped(MAX_DEPTH + 1, wrap), {"$defs": {"d": wrapped(MAX_DEPTH, wrap)}}):
         with pytest.raises(UsageError, match="deeper"):
             SchemaValidator(schema)  # type: ignore[arg-type]
 
@@ -780,19 +785,6 @@ def test_a_subschema_that_accepts_everything_is_not_evaluated_past_the_depth_lim
     assert validator(instance(at_limit)) == []
     (problem,) = validator(instance(at_limit + 1))
     assert problem.endswith("/b: depth")
-
-
-def nested_properties(levels: int) -> object:
-    leaf: object = {}
-    for _ in range(levels):
-        leaf = {"properties": {"a": leaf}}
-    return leaf
-
-
-def test_properties_nesting_counts_towards_the_schema_depth_limit() -> None:
-    SchemaValidator(nested_properties(MAX_DEPTH))  # type: ignore[arg-type]
-    with pytest.raises(UsageError, match="deeper"):
-        SchemaValidator(nested_properties(MAX_DEPTH + 1))  # type: ignore[arg-type]
 
 
 def test_long_locations_and_names_in_messages_are_cut_past_their_caps_only() -> None:
