@@ -15,6 +15,7 @@ from collections.abc import Callable
 import pytest
 
 from webclient import UsageError
+from webclient import _schema as schema_module
 from webclient._schema import (
     MAX_DEPTH,
     MAX_PROBLEMS,
@@ -762,6 +763,69 @@ def test_the_cycle_check_walks_each_definition_once() -> None:
     for i in range(39, -1, -1):
         defs[f"d{i}"] = {"anyOf": [{"$ref": f"#/$defs/d{i + 1}"}, {"$ref": f"#/$defs/d{i + 1}"}]}
     assert SchemaValidator({"$defs": defs, "$ref": "#/$defs/d0"})("s") == []
+
+
+def diamond_chain(levels: int) -> dict[str, object]:
+    """``levels`` nested two-branch ``anyOf``, both branches of each referring to the next level, which
+    ends in ``{"type": "string"}``: a string passes, anything else fails on every one of the 2**levels paths."""
+    defs: dict[str, object] = {f"d{levels}": {"type": "string"}}
+    for i in range(levels - 1, -1, -1):
+        defs[f"d{i}"] = {"anyOf": [{"$ref": f"#/$defs/d{i + 1}"}, {"$ref": f"#/$defs/d{i + 1}"}]}
+    return {"$defs": defs, "$ref": "#/$defs/d0"}
+
+
+def test_nested_anyof_sharing_definitions_evaluates_each_branch_once_per_value(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A failing value on a chain of 24 diamonds: trying every path would evaluate 2**25 schema objects (the
+    count is stopped far below that); each branch is evaluated once per value and depth instead."""
+    levels = 24
+    validator = SchemaValidator(diamond_chain(levels))  # type: ignore[arg-type]
+    bound = 6 * levels  # per value: each level runs its definition, its two branches and their references
+    runs = 0
+    real_run = schema_module._run
+
+    def counting_run(*args: object) -> None:
+        nonlocal runs
+        runs += 1
+        assert runs <= bound, "a branch was evaluated again on the same value"
+        real_run(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(schema_module, "_run", counting_run)
+    for instance, expected in ((1, ["(root): anyOf"]), ("s", []), (["s", 1], ["(root): anyOf"]),
+                               ({"k": [1, 2]}, ["(root): anyOf"])):
+        runs = 0
+        assert validator(instance) == expected
+        assert 0 < runs <= bound
+
+
+def test_a_remembered_branch_result_holds_for_that_value_only() -> None:
+    """The same ``anyOf`` branches on different values of one instance (array elements, object members),
+    with equal and unequal values side by side: each value gets its own verdict."""
+    validator = SchemaValidator({"type": "array", "items": {"anyOf": [{"type": "string"}, {"type": "null"}]}})
+    assert validator(["a", None, 1, "b", 1.5, None]) == ["/2: anyOf", "/4: anyOf"]
+    members = SchemaValidator({"$defs": diamond_chain(6)["$defs"], "type": "object",
+                               "additionalProperties": {"$ref": "#/$defs/d0"}})
+    assert members({"a": "x", "b": 2, "c": "y", "d": [3]}) == ["/*: anyOf", "/*: anyOf"]
+
+
+def test_a_remembered_branch_result_holds_at_its_depth_only() -> None:
+    """The same ``anyOf`` branch meets the same value twice: first one level past the depth limit (at the end
+    of a chain of references, where it fails with ``depth``), then near the root, where it passes. The first
+    verdict must not decide the second."""
+    def schema(chain: int, *, near_path: bool) -> dict[str, object]:
+        defs: dict[str, object] = {"B": {"anyOf": [{"type": "integer"}]}}
+        for i in range(chain):
+            defs[f"r{i}"] = {"$ref": f"#/$defs/r{i + 1}" if i + 1 < chain else "#/$defs/B"}
+        branches = [{"$ref": "#/$defs/r0"}] + ([{"$ref": "#/$defs/B"}] if near_path else [])
+        return {"$defs": defs, "anyOf": branches}
+
+    # Root 0, its branch 1, r0 2, ..., B at chain + 2, B's branch at chain + 3: MAX_DEPTH + 1 for this chain.
+    chain = MAX_DEPTH - 2
+    assert SchemaValidator(schema(chain - 1, near_path=False))(7) == []  # B's branch exactly at the limit
+    assert SchemaValidator(schema(chain, near_path=False))(7) == ["(root): anyOf"]  # one level past it
+    validator = SchemaValidator(schema(chain, near_path=True))
+    assert validator(7) == []
+    assert validator("s") == ["(root): anyOf"]
 
 
 @pytest.mark.parametrize(("accepting", "leaf"), [({"anyOf": [{}, {"type": "integer"}]}, "s"),

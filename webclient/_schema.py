@@ -42,7 +42,9 @@ Annotation keywords are accepted and have no effect on validation: ``title``, ``
 ``$id``, ``$defs`` and ``definitions`` at the schema root.
 
 Every check is linear in the instance: ``minLength``/``maxLength`` are ``len`` (code points),
-``pattern`` runs the linear-time matcher, ``enum``/``const`` compare each value once.
+``pattern`` runs the linear-time matcher, ``enum``/``const`` compare each value once. Each ``anyOf``
+branch is evaluated at most once per value and depth within a call, so nested ``anyOf`` whose branches
+share definitions (n levels would be 2**n paths) stay polynomial.
 
 Any other keyword makes the constructor raise :class:`~webclient.UsageError` naming the keyword and
 its location in the schema: a validator that silently ignored ``oneOf`` or ``uniqueItems`` would
@@ -122,13 +124,24 @@ class _Stop(Exception):
     """A probe saw its first problem: the branch fails, no need to look further."""
 
 
-class _Sink:
-    """Collects problem descriptions for one call."""
+#: One call's memo of ``anyOf`` branch results: (id of the branch node, id of the instance, depth)
+#: -> accepted. Nested ``anyOf`` whose branches share definitions would otherwise evaluate the same
+#: branch on the same value once per path to it: 2**n times for n nested two-branch levels. With it
+#: each (branch, value, depth) is evaluated at most once per call, so the work stays polynomial
+#: (nodes x values x MAX_DEPTH at worst). The ids are stable for the call: every value is reachable
+#: from the instance being validated, which the caller keeps alive until the call returns.
+_Memo: TypeAlias = "dict[tuple[int, int, int], bool]"
 
-    __slots__ = ("problems",)
+
+class _Sink:
+    """Collects problem descriptions for one call, and holds the call's branch memo and probe."""
+
+    __slots__ = ("memo", "probe", "problems")
 
     def __init__(self) -> None:
         self.problems: list[str] = []
+        self.memo: _Memo = {}
+        self.probe: _Sink = _Probe(self.memo)
 
     def add(self, path: _Path, keyword: str) -> None:
         self.problems.append(f"{_render(path)}: {keyword}")
@@ -141,11 +154,13 @@ class _Probe(_Sink):
 
     __slots__ = ()
 
+    def __init__(self, memo: _Memo) -> None:
+        self.problems = []
+        self.memo = memo
+        self.probe = self
+
     def add(self, path: _Path, keyword: str) -> None:
         raise _Stop
-
-
-_PROBE: Final = _Probe()
 
 
 class _Node:
@@ -168,12 +183,20 @@ def _run(node: _Node, instance: object, path: _Path, depth: int, sink: _Sink) ->
         check(instance, path, depth, sink)
 
 
-def _passes(node: _Node, instance: object, path: _Path, depth: int) -> bool:
+def _passes(node: _Node, instance: object, path: _Path, depth: int, sink: _Sink) -> bool:
+    """Whether ``node`` accepts ``instance`` at ``depth``, found once per call (see ``_Memo``)."""
+    key = (id(node), id(instance), depth)
+    known = sink.memo.get(key)
+    if known is not None:
+        return known
     try:
-        _run(node, instance, path, depth, _PROBE)
+        _run(node, instance, path, depth, sink.probe)
     except _Stop:
-        return False
-    return True
+        known = False
+    else:
+        known = True
+    sink.memo[key] = known
+    return known
 
 
 # -- JSON data model ---------------------------------------------------------------------------
@@ -580,7 +603,7 @@ def _build_any_of(c: _Compiler, s: Mapping[str, object], where: str, level: int,
 
     def check(instance: object, path: _Path, depth: int, sink: _Sink) -> None:
         for branch in branches:
-            if _passes(branch, instance, path, depth + 1):
+            if _passes(branch, instance, path, depth + 1, sink):
                 return
         sink.add(path, "anyOf")
 
