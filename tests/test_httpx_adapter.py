@@ -790,3 +790,79 @@ def test_an_interrupt_raised_inside_the_attempt_propagates_and_ends_it_cancelled
             run_async(main)
     assert attempt.result is not None
     assert (attempt.result.outcome.value, attempt.result.stage) == ("cancelled", "caller")
+
+
+# -- the sync driver: a deadline or a cancel landing while httpx is returning ------------------------------
+# A mock transport has no socket for the watchdog to shut down, so a deadline that passes inside it cannot cut
+# the call short: the call returns normally, late, and the driver must still honour the reason the watchdog
+# recorded meanwhile rather than use what the call returned.
+
+class _LateBody(httpx.SyncByteStream):
+    """``first``, then (after ``delay`` s) ``rest``: the late part arrives after the idle deadline."""
+
+    def __init__(self, first: bytes, rest: bytes, delay: float) -> None:
+        self._first, self._rest, self._delay = first, rest, delay
+
+    def __iter__(self) -> Iterator[bytes]:
+        yield self._first
+        time.sleep(self._delay)
+        yield self._rest
+
+
+def _mock_attempt(handler: Any, deadlines: Deadlines) -> StreamResult:
+    attempt = Attempt("openai-chat", "http://127.0.0.1:9/v1", json={"model": "m", "stream": True},
+                      deadlines=deadlines)
+    with httpx.Client(transport=httpx.MockTransport(handler)) as client:
+        updates = list(attempt.updates(client))
+    assert attempt.result is not None and updates[-1].result is attempt.result
+    return attempt.result
+
+
+def test_headers_that_arrive_after_the_connect_deadline_end_the_attempt_at_connect_unread() -> None:
+    """The whole answer comes back, but only after the connect deadline has passed: the attempt is a timeout
+    of the connect phase, with no status taken and no byte of the body read."""
+    def handler(request: Any) -> Any:
+        time.sleep(0.6)
+        return httpx.Response(200, headers={"content-type": "text/event-stream"}, content=CHAT)
+
+    result = _mock_attempt(handler, Deadlines(connect=0.15, first_event=None, idle=None, total=None))
+
+    assert (result.outcome.value, result.stage) == ("timeout", "connect")
+    assert result.http_status is None and result.text == "" and result.telemetry.bytes_received == 0
+
+
+def test_a_chunk_that_arrives_after_the_idle_deadline_is_not_taken_even_when_it_would_finish_the_answer() -> None:
+    """The first chunk, then the rest of a complete answer 0.6 s later, past the idle deadline: the late rest
+    is not fed, so the answer does not commit; the attempt is an idle timeout with the first chunk's text."""
+    def handler(request: Any) -> Any:
+        return httpx.Response(200, headers={"content-type": "text/event-stream"},
+                              stream=_LateBody(CHAT_HEAD, CHAT[len(CHAT_HEAD):], 0.6))
+
+    result = _mock_attempt(handler, Deadlines(connect=None, first_event=None, idle=0.15, total=None))
+
+    assert (result.outcome.value, result.stage) == ("timeout", "idle")
+    assert not result.committed and result.text == "".join(TEXT_PARTS[:2])
+    assert result.telemetry.bytes_received == len(CHAT_HEAD)
+
+
+def test_a_cancel_landing_before_the_interrupt_is_installed_still_stops_the_send_at_once(
+        server: SSETestServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``cancel()`` from another thread can run after the driver checked for it and before it installed the
+    watchdog as the interrupt; made deterministic here by cancelling while the watchdog is built. The driver
+    must notice it then, or the send would block until the server's headers, 20 s later."""
+    url = server.url(Script([Send(CHAT)], head_delay=20))
+    attempt = Attempt("openai-chat", url, json={"model": "m", "stream": True})
+
+    class CancelledWhileBuilt(webclient_httpx._Watchdog):  # type: ignore[name-defined,misc]
+        def __init__(self) -> None:
+            super().__init__()
+            attempt.cancel()
+
+    monkeypatch.setattr(webclient_httpx, "_Watchdog", CancelledWhileBuilt)
+    started = time.monotonic()
+    with httpx.Client() as client:
+        updates = list(attempt.updates(client))
+
+    assert attempt.result is not None and (attempt.result.outcome.value, attempt.result.stage) == (
+        "cancelled", "caller")
+    assert isinstance(updates[-1], Failed) and time.monotonic() - started < 10
