@@ -260,6 +260,26 @@ def test_a_blocked_prompt_with_an_unknown_reason_fails_closed_and_telemetry_know
     assert outcome_of(ROUTE, sse({"promptFeedback": {"blockReason": ""}})) == ("truncated", "eof")
 
 
+@pytest.mark.parametrize("where", ["with-finished-candidates", "with-open-candidates-then-stop", "later-chunk"])
+def test_a_blocked_prompt_never_commits_even_beside_candidates(where: str) -> None:
+    """The API sends ``promptFeedback.blockReason`` with no candidates; a stream that has both contradicts
+    itself, and the refusal decides (a filter stop with its reason) wherever it comes: in the chunk that
+    finishes every candidate, in an earlier one, or after the answer."""
+    blocked = {"promptFeedback": {"blockReason": "SAFETY"}}
+    feedback_ok = {"promptFeedback": {"safetyRatings": []}}  # feedback without a block reason changes nothing
+    if where == "with-finished-candidates":
+        data = sse(chunk(cand({"text": "a"}), **feedback_ok), chunk(cand({"text": "b"}, finish="STOP"), **blocked))
+    elif where == "with-open-candidates-then-stop":
+        data = sse(chunk(cand({"text": "a"}), **blocked), chunk(cand({"text": "b"}, finish="STOP")))
+    else:
+        data = sse(chunk(cand({"text": "a"})), blocked)
+    result, _ = check(ROUTE, data)
+    assert (result.outcome.value, result.stage, result.stop_reason) == ("truncated", "stop_reason", "SAFETY")
+    assert not result.committed
+    assert outcome_of(ROUTE, sse(chunk(cand({"text": "a"}), **feedback_ok),
+                                 chunk(cand({"text": "b"}, finish="STOP"), **feedback_ok))) == ("complete", None)
+
+
 def test_a_later_finish_reason_that_does_not_commit_wins_for_a_finished_candidate() -> None:
     data = sse(chunk(cand({"text": "a"}, finish="STOP", index=0), cand({"text": "b"}, index=1)),
                chunk(cand(finish="SAFETY", index=0)), chunk(cand(finish="STOP", index=1)))

@@ -28,8 +28,8 @@ Wire facts (``route-contracts.md`` §4):
   ``{}``) closes the call; so does the candidate's ``finishReason``. At close the object is
   built from the paths (``$.a.b``, ``$.a[0]``, ``$['a']``) and validated; a path outside that
   grammar makes the call ``invalid`` (``tool_json``).
-* terminal: every candidate seen carries ``finishReason`` (a ``promptFeedback.blockReason`` with no
-  candidates is a terminal refusal of the prompt), then EOF; any event after it is
+* terminal: every candidate seen carries ``finishReason`` (a ``promptFeedback.blockReason`` is a
+  terminal refusal of the prompt, even in a chunk that also has candidates), then EOF; any event after it is
   ``after_terminal``. Only ``STOP`` commits (:data:`STOP_REASONS`): ``MAX_TOKENS`` is length, the
   safety / recitation / language reasons are filters, and ``OTHER``, ``MALFORMED_FUNCTION_CALL``,
   ``UNEXPECTED_TOOL_CALL`` ... are provider failures.
@@ -307,17 +307,19 @@ class GeminiAccumulator(RouteAccumulator):
             self.usage = usage
         if self.failure is not None:
             return
+        feedback = obj.get("promptFeedback")
+        if feedback.__class__ is dict:
+            blocked = feedback.get("blockReason")
+            if blocked.__class__ is str and blocked:
+                # The prompt was refused. The API sends no candidates then; a chunk (or stream) that has
+                # some as well contradicts itself, and the refusal decides: unknown is not success.
+                self._terminal(blocked, 0, PROMPT_BLOCK_REASONS)
+                return
         if candidates:
             for c in self._choices.values():
                 if c.finish_reason is None:
                     return
             self._terminal_choices()
-        else:
-            feedback = obj.get("promptFeedback")
-            if feedback.__class__ is dict:
-                blocked = feedback.get("blockReason")
-                if blocked.__class__ is str and blocked:
-                    self._terminal(blocked, 0, PROMPT_BLOCK_REASONS)
 
     def stop_reason_known(self, reason: str) -> bool:
         return reason in PROMPT_BLOCK_REASONS or super().stop_reason_known(reason)
