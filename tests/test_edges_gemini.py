@@ -280,6 +280,20 @@ def test_a_blocked_prompt_never_commits_even_beside_candidates(where: str) -> No
                                  chunk(cand({"text": "b"}, finish="STOP"), **feedback_ok))) == ("complete", None)
 
 
+@pytest.mark.parametrize("flag", ["true", 1, 0, [], {}], ids=["string", "one", "zero", "list", "object"])
+def test_a_thought_flag_that_is_not_a_boolean_is_an_envelope_error_not_a_guess_at_the_channel(flag: Any) -> None:
+    data = sse(chunk(cand({"text": "a"})), chunk(cand({"text": "b", "thought": flag}, finish="STOP")))
+    result, _ = check(ROUTE, data)
+    assert (result.outcome.value, result.stage) == ("protocol_error", "envelope")
+    assert (result.text, result.reasoning) == ("a", "")
+
+
+def test_a_thought_flag_that_is_false_or_null_leaves_the_text_in_the_answer() -> None:
+    data = sse(chunk(cand({"text": "a", "thought": False})), chunk(cand({"text": "b", "thought": None}, finish="STOP")))
+    result, _ = check(ROUTE, data)
+    assert (result.outcome.value, result.text, result.reasoning) == ("complete", "ab", "")
+
+
 def test_a_later_finish_reason_that_does_not_commit_wins_for_a_finished_candidate() -> None:
     data = sse(chunk(cand({"text": "a"}, finish="STOP", index=0), cand({"text": "b"}, index=1)),
                chunk(cand(finish="SAFETY", index=0)), chunk(cand(finish="STOP", index=1)))

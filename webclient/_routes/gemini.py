@@ -406,7 +406,13 @@ class GeminiAccumulator(RouteAccumulator):
             signature = signature or None  # an empty signature signs nothing
         field = data.pop() if data else None
         if field == "text":
-            self._text_part(st, p["text"], p.get("thought") is True, signature)
+            thought = p.get("thought")
+            if thought is not None and thought.__class__ is not bool:
+                # A flag of another type ("true", 1) cannot say which channel the text is for: showing a
+                # thought as the answer, or hiding the answer as a thought, would both be guesses.
+                self._protocol("envelope")
+                return
+            self._text_part(st, p["text"], thought is True, signature)
         elif field == "functionCall":
             call = p["functionCall"]
             if call.__class__ is not dict:
