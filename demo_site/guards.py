@@ -57,7 +57,8 @@ def runner_options(limits: ServerLimits) -> dict[str, object]:
     return {"keepalive_timeout": limits.header_timeout}
 
 
-def _refusal(status: int, code: str, message: str, **headers: str) -> web.Response:
+def refusal(status: int, code: str, message: str, **headers: str) -> web.Response:
+    """The JSON error answer of every refusal the server makes before a handler runs (no request content)."""
     return web.json_response({"error": {"type": "demo_server_error", "code": code, "message": message}},
                              status=status, headers=headers)
 
@@ -76,7 +77,7 @@ class StreamGuard:
         """Run ``handler`` for a model-route request within the limits."""
         client = request.remote or ""
         if self.active(client) >= self.limits.max_streams_per_client:
-            return _refusal(429, "too_many_streams", "too many concurrent streams from this client",
+            return refusal(429, "too_many_streams", "too many concurrent streams from this client",
                             **{"Retry-After": str(RETRY_AFTER_SECONDS)})
         self._open[client] = self.active(client) + 1
         try:
@@ -85,7 +86,7 @@ class StreamGuard:
                     await request.read()  # kept by aiohttp: the handler's own read() returns these bytes
             except TimeoutError:
                 # Answer, then close at once: aiohttp would otherwise linger reading the trickle.
-                response = _refusal(408, "body_timeout", "the request body did not arrive in time")
+                response = refusal(408, "body_timeout", "the request body did not arrive in time")
                 response.force_close()
                 await response.prepare(request)
                 await response.write_eof()

@@ -1,7 +1,7 @@
 """The demo server: the static site plus a CometAPI-shaped upstream, on one origin.
 
     python demo_site/server.py [--host 127.0.0.1] [--port 8000] [--upstream BASE_URL] [--static DIR]
-                               [--allow-origin ORIGIN ...] [--max-streams-per-client N]
+                               [--allow-origin ORIGIN ...] [--allow-host NAME ...] [--max-streams-per-client N]
                                [--csp-unsafe-eval] [--stall-seconds S] [--time-scale F]
 
 Serves:
@@ -20,6 +20,10 @@ Serves:
 * ``GET /demo/tools.json`` (tool name -> JSON Schema), ``GET /demo/config.json`` (mode, routes,
   scenarios for the picker) and ``GET /__demo/stats`` (stream counters per scenario; ``proxy`` in
   proxy mode).
+
+**Host names** (:mod:`demo_site.hosts`): every request must name the server by an IP address, ``localhost`` or
+an ``--allow-host NAME``; any other ``Host`` is refused before a handler runs (DNS rebinding: a page whose own name
+was made to resolve to this machine would otherwise talk to the model routes, and the key, as if same-origin).
 
 **Limits** (:mod:`demo_site.guards`): a header-read timeout, a body-read timeout and the 1 MiB body cap, and a cap
 on concurrent model-route streams per client address (``--max-streams-per-client``).
@@ -58,7 +62,8 @@ if __package__ in (None, ""):  # run as `python demo_site/server.py`: import sib
 from aiohttp import web
 
 from demo_site.cors import CorsPolicy, parse_origin
-from demo_site.guards import ServerLimits, StreamGuard, runner_options
+from demo_site.guards import ServerLimits, StreamGuard, refusal, runner_options
+from demo_site.hosts import HostPolicy, parse_allowed_host
 from demo_site.proxy import RESUME_ROUTE, UpstreamProxy, normalize_base_url
 from demo_site.scenarios import SCENARIOS
 from demo_site.static_files import MIME_TYPES, static_handler
@@ -147,16 +152,28 @@ def _add_model_routes(app: web.Application, forward: Callable[[type[RouteEncoder
 def build_app(*, static_dir: Path | None = DEFAULT_STATIC_DIR, upstream: str | None = None,
               api_key: str | None = None, config: UpstreamConfig | None = None,
               csp_unsafe_eval: bool = False, allow_origins: Sequence[str] = (),
-              limits: ServerLimits | None = None) -> web.Application:
+              allow_hosts: Sequence[str] = (), limits: ServerLimits | None = None) -> web.Application:
     """The aiohttp application: model routes (embedded or proxied), demo JSON, static files.
 
     In proxy mode (``upstream`` given) ``api_key`` is required; callers pass it explicitly (the CLI
-    reads :data:`KEY_ENV`). ``allow_origins`` are the ``--allow-origin`` values (``ValueError`` for a malformed
-    one, as for a malformed ``upstream``).
+    reads :data:`KEY_ENV`). ``allow_origins`` are the ``--allow-origin`` values and ``allow_hosts`` the
+    ``--allow-host`` names (``ValueError`` for a malformed one, as for a malformed ``upstream``).
     """
     limits = limits or ServerLimits()
     csp = content_security_policy(unsafe_eval=csp_unsafe_eval)
     cors = CorsPolicy(allow_origins)
+    hosts = HostPolicy(allow_hosts)
+
+    @web.middleware
+    async def host_guard(request: web.Request, handler: Handler) -> web.StreamResponse:
+        refused = hosts.verdict(request.headers.getall("Host", []))
+        if refused is None:
+            return await handler(request)
+        code, message = (("misdirected_request", "this server does not answer to that host name") if refused == 421
+                         else ("bad_host", "the request needs exactly one valid Host header"))
+        response = refusal(refused, code, message)
+        response.force_close()
+        return response
 
     async def on_prepare(request: web.Request, response: web.StreamResponse) -> None:
         response.headers["Content-Security-Policy"] = csp
@@ -164,7 +181,7 @@ def build_app(*, static_dir: Path | None = DEFAULT_STATIC_DIR, upstream: str | N
         response.headers["Referrer-Policy"] = "no-referrer"
         cors.decorate(request, response, model_route=bool(request.get(_MODEL_ROUTE)))
 
-    app = web.Application(client_max_size=limits.max_body_bytes)
+    app = web.Application(client_max_size=limits.max_body_bytes, middlewares=[host_guard])
     app[LIMITS_KEY] = limits
     app.on_response_prepare.append(on_prepare)
     stats = StreamStats(["proxy"] if upstream else [s.slug for s in SCENARIOS])
@@ -295,6 +312,14 @@ def _origin(text: str) -> str:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+def _host(text: str) -> str:
+    """argparse type of ``--allow-host``."""
+    try:
+        return parse_allowed_host(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def _positive(text: str) -> int:
     """argparse type: a positive decimal integer."""
     if not text.isdecimal() or int(text) < 1:
@@ -313,6 +338,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--allow-origin", metavar="ORIGIN", type=_origin, action="append", default=[],
                         help="let pages on ORIGIN (scheme://host[:port], exact; repeatable) call the model routes "
                              "and load the kit under /webclient/ (CORS); nothing else is shared")
+    parser.add_argument("--allow-host", metavar="NAME", type=_host, action="append", default=[],
+                        help="also answer requests that name the server NAME (a DNS name; IP addresses and "
+                             "localhost always work); any other Host is refused (DNS rebinding)")
     parser.add_argument("--max-streams-per-client", metavar="N", type=_positive,
                         default=ServerLimits.max_streams_per_client,
                         help="concurrent model-route streams per client address (default %(default)s)")
@@ -335,6 +363,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         app = build_app(static_dir=args.static, upstream=args.upstream, api_key=api_key,
                         config=UpstreamConfig(time_scale=args.time_scale, stall_seconds=args.stall_seconds),
                         csp_unsafe_eval=args.csp_unsafe_eval, allow_origins=args.allow_origin,
+                        allow_hosts=args.allow_host,
                         limits=ServerLimits(max_streams_per_client=args.max_streams_per_client))
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -38,9 +38,10 @@ def address(base_url: str) -> tuple[str, int]:
 
 
 def request(base_url: str, target: str, *, method: str = "GET", headers: dict[str, str] | None = None,
-            body: bytes = b"") -> RawResponse:
-    """Send one request with ``target`` verbatim (latin-1 on the wire) and read the whole response."""
-    lines = [f"{method} {target} HTTP/1.1", "Host: localhost", "Connection: close"]
+            body: bytes = b"", hosts: tuple[str, ...] = ("localhost",)) -> RawResponse:
+    """Send one request with ``target`` verbatim (latin-1 on the wire) and read the whole response; one
+    ``Host`` header line per entry of ``hosts`` (none for ``()``)."""
+    lines = [f"{method} {target} HTTP/1.1", *(f"Host: {host}" for host in hosts), "Connection: close"]
     lines += [f"{name}: {value}" for name, value in (headers or {}).items()]
     if body or method in ("POST", "PUT"):
         lines.append(f"Content-Length: {len(body)}")

@@ -255,6 +255,78 @@ def test_proxy_refuses_a_base_url_that_is_not_plain_http() -> None:
             demo_server.build_app(static_dir=None, upstream=bad, api_key=KEY)
 
 
+# --- Host names: DNS rebinding -------------------------------------------------------------------------
+
+#: Host headers a rebinding page sends (its own name, now resolving to this machine), and look-alikes.
+FOREIGN_HOSTS = ("attacker.example", "attacker.example:8000", "localhost.attacker.example", "127.0.0.1.nip.io",
+                 "localhost.", "evil.localhost", "0x7f000001", "127.1", "2130706433", "LOCALHOST.:8000")
+#: Host headers that name this server: an IP literal of any kind, or localhost, any port, any case.
+OWN_HOSTS = ("127.0.0.1", "127.0.0.1:8000", "localhost", "LocalHost:1", "[::1]", "[::1]:8000", "192.168.1.20:80",
+             "10.0.0.7", "[fe80::1%25eth0]:8000", "[2001:db8::1]")
+#: Not a Host header at all: none, two, or a value that does not parse.
+BAD_HOSTS: tuple[tuple[str, ...], ...] = ((), ("localhost", "localhost"), ("",), ("a b",), ("[::1",), ("host:port",),
+                                          ("a:1:2",), ("[zz]",), ("[::1]x",), ("user@localhost",))
+
+
+def refusal_of(got: raw_http.RawResponse) -> str:
+    assert got.header("content-security-policy") and got.header("x-content-type-options") == "nosniff"
+    return str(json.loads(got.body)["error"]["code"])
+
+
+@pytest.mark.parametrize("host", FOREIGN_HOSTS)
+def test_a_request_naming_a_host_the_server_does_not_answer_to_is_refused_before_any_handler(
+        proxy_setup: ProxySetup, static_server: str, host: str) -> None:
+    """A DNS-rebinding page talks to the server under its own name: no model route (so no key is used), no
+    file, no demo document answers it, and the refusal does not repeat the name."""
+    before = len(proxy_setup.upstream.requests)
+    for base, target, method, body in ((proxy_setup.front, "/v1/chat/completions", "POST", CHAT_BODY),
+                                       (proxy_setup.front, "/demo/config.json", "GET", b""),
+                                       (static_server, "/app.js", "GET", b""),
+                                       (static_server, "/no-such-file", "GET", b"")):
+        got = raw_http.request(base, target, method=method, body=body, hosts=(host,))
+        assert got.status == 421 and refusal_of(got) == "misdirected_request"
+        assert host.split(":")[0].lower().encode() not in got.wire_body.lower()
+    assert len(proxy_setup.upstream.requests) == before, "nothing reaches the upstream"
+
+
+@pytest.mark.parametrize("host", OWN_HOSTS)
+def test_a_request_naming_the_server_by_an_address_or_localhost_is_answered(proxy_setup: ProxySetup,
+                                                                           static_server: str, host: str) -> None:
+    assert raw_http.request(static_server, "/app.js", hosts=(host,)).body == b"export const ok = 1;\n"
+    got = raw_http.request(proxy_setup.front, "/v1/chat/completions", method="POST", body=CHAT_BODY, hosts=(host,))
+    assert got.status == 200 and proxy_setup.upstream.requests[-1]["headers"]["authorization"] == f"Bearer {KEY}"
+
+
+@pytest.mark.parametrize("hosts", BAD_HOSTS, ids=[repr(h) for h in BAD_HOSTS])
+def test_a_request_without_exactly_one_valid_host_header_is_a_bad_request(static_server: str,
+                                                                          hosts: tuple[str, ...]) -> None:
+    got = raw_http.request(static_server, "/app.js", hosts=hosts)
+    assert got.status == 400
+    if got.header("content-type") == "application/json; charset=utf-8":  # ours (aiohttp may refuse it first)
+        assert refusal_of(got) == "bad_host"
+    assert b"export const" not in got.body
+
+
+def test_allow_host_adds_exactly_the_names_given(site: Path) -> None:
+    running = demo_server.start_in_background(static_dir=site, allow_hosts=["Demo.Internal", "box.lan"])
+    try:
+        for host, status in (("demo.internal:8000", 200), ("DEMO.INTERNAL", 200), ("box.lan", 200),
+                             ("other.internal", 421), ("internal", 421), ("x.demo.internal", 421),
+                             ("localhost", 200), ("127.0.0.1", 200)):
+            assert raw_http.request(running.base_url, "/app.js", hosts=(host,)).status == status, host
+    finally:
+        running.stop()
+    for bad in ("demo.internal:8000", "[::1]", "", ".", "a b", "http://demo.internal", "demo.internal/"):
+        with pytest.raises(ValueError):
+            demo_server.build_app(static_dir=None, allow_hosts=[bad])
+
+
+def test_the_command_line_takes_allow_host_and_refuses_a_malformed_one(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        demo_server.main(["--allow-host", "demo.internal:80", "--port", "1"])
+    assert exited.value.code == 2 and "--allow-host" in capsys.readouterr().err
+
+
 # --- request limits: body cap, header and body read timeouts, concurrent streams per client ------------
 
 
@@ -304,9 +376,11 @@ def closed_within(sock: socket.socket, seconds: float, drip: bytes = b"") -> boo
 
 
 @pytest.mark.parametrize(("opening", "drip"), [
-    pytest.param(b"GET /demo/config.json HTTP/1.1\r\nHost: x\r\n", b"X-Drip: 1\r\n", id="head-dripped-slowloris"),
+    pytest.param(b"GET /demo/config.json HTTP/1.1\r\nHost: 127.0.0.1\r\n", b"X-Drip: 1\r\n",
+                 id="head-dripped-slowloris"),
     pytest.param(b"", b"", id="nothing-sent"),
-    pytest.param(b"POST /v1/messages HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n{", b" ", id="body-dripped"),
+    pytest.param(b"POST /v1/messages HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 1000\r\n\r\n{", b" ",
+                 id="body-dripped"),
 ])
 def test_a_client_sending_its_request_slowly_is_cut_off_by_the_read_timeouts(strict_server: str, opening: bytes,
                                                                               drip: bytes) -> None:
@@ -321,7 +395,7 @@ def test_a_client_sending_its_request_slowly_is_cut_off_by_the_read_timeouts(str
 def open_stream(base_url: str, scenario: str = "stall") -> socket.socket:
     """Start a streaming request and return its socket once the response head has arrived."""
     sock = socket.create_connection(raw_http.address(base_url), timeout=5)
-    sock.sendall(b"POST /v1/messages HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n"
+    sock.sendall(b"POST /v1/messages HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 2\r\n"
                  b"x-demo-scenario: " + scenario.encode() + b"\r\n\r\n{}")
     head = b""
     while b"\r\n\r\n" not in head:
