@@ -20,8 +20,10 @@ The client session keeps no cookies and ignores proxy settings in the environmen
 headers are dropped; ``Authorization: Bearer KEY`` is added on every route, plus ``x-api-key`` on the Anthropic
 route and ``x-goog-api-key`` on the Gemini route. The key is never logged and never reaches the page.
 
-**Bytes pass through unchanged.** The response status, a few headers (:data:`FORWARD_RESPONSE_HEADERS`) and the
-body bytes are streamed to the page as the upstream delivers them (``iter_any``, transfer decompression off). If
+**Bytes pass through unchanged, except the key.** The response status, a few headers
+(:data:`FORWARD_RESPONSE_HEADERS`) and the body bytes are streamed to the page as the upstream delivers them
+(``iter_any``, transfer decompression off); an upstream that echoes the key (in an error message, a header, the
+stream) has every occurrence replaced by ``[redacted]`` (:mod:`demo_site.redact`, whatever the chunking). If
 the upstream cuts its body, the page's connection is cut too (no clean end is invented). An unreachable upstream
 is a JSON ``502``.
 """
@@ -38,6 +40,7 @@ from urllib.parse import quote
 from aiohttp import ClientError, ClientPayloadError, ClientSession, ClientTimeout, DummyCookieJar, web
 from yarl import URL
 
+from demo_site.redact import SecretFilter
 from demo_site.upstream import StreamStats
 
 log = logging.getLogger("demo_site.server")
@@ -153,6 +156,7 @@ class UpstreamProxy:
         method, body = ("GET", None) if route == RESUME_ROUTE else ("POST", await request.read())
         self.stats.record("proxy", "started")
         sent = 0
+        secret = SecretFilter(self._api_key.encode())
         try:
             async with self._session.request(method, url, data=body,
                                              headers=self.upstream_headers(route, request.headers),
@@ -160,21 +164,26 @@ class UpstreamProxy:
                 resp = web.StreamResponse(status=up.status, reason=up.reason)
                 for name in FORWARD_RESPONSE_HEADERS:
                     if name in up.headers:
-                        resp.headers[name] = up.headers[name]
+                        resp.headers[name] = secret.text(up.headers[name])
                 resp.headers["Cache-Control"] = "no-cache"
                 if 300 <= up.status < 400:
                     log.warning("proxy %s: upstream answered %d; redirects are not followed", route, up.status)
                 await resp.prepare(request)
                 try:
                     async for chunk in up.content.iter_any():
-                        await resp.write(chunk)
                         sent += len(chunk)
+                        out = secret.feed(chunk)
+                        if out:
+                            await resp.write(out)
                 except ClientPayloadError:
                     log.info("proxy %s: upstream body cut after %d bytes; cutting the page's too", route, sent)
                     if request.transport is not None:
                         request.transport.close()
                     self.stats.record("proxy", "finished")
-                    return resp
+                    return resp  # (what the filter holds, at most a prefix of the key, is dropped)
+                held = secret.end()
+                if held:
+                    await resp.write(held)
                 await resp.write_eof()
         except (ConnectionError, asyncio.CancelledError):
             self.stats.record("proxy", "disconnected")

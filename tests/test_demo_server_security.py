@@ -8,7 +8,10 @@ headers, and a second origin that records whatever reaches it (the key must neve
 
 from __future__ import annotations
 
+import asyncio
+import itertools
 import json
+import random
 import socket
 import time
 from collections.abc import Iterator
@@ -23,6 +26,7 @@ pytestmark = pytest.mark.host
 aiohttp_web = pytest.importorskip("aiohttp.web")
 
 from demo_site import server as demo_server  # noqa: E402  (after the importorskip guard)
+from demo_site.redact import REDACTED, SecretFilter  # noqa: E402
 from demo_site.upstream import UpstreamConfig  # noqa: E402
 from tests import raw_http  # noqa: E402
 
@@ -142,6 +146,19 @@ class Recorder:
                 model = json.loads(body or b"{}").get("model", "")
             except (ValueError, AttributeError):
                 model = ""
+            if model == "echo-key-error":  # a gateway that quotes the credential it was sent
+                sent = request.headers.get("authorization", "")
+                return web.json_response({"error": {"message": f"invalid key: {sent}"}}, status=401,
+                                         headers={"x-request-id": f"req-{sent}"})
+            if model == "echo-key-stream":  # ... or leaks it into a stream, split across writes
+                stream = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+                await stream.prepare(request)
+                body = f'data: {{"k": "{KEY}", "again": "{KEY}{KEY}"}}\n\n'.encode()
+                for i in range(0, len(body), 7):
+                    await stream.write(body[i : i + 7])
+                    await asyncio.sleep(0.005)
+                await stream.write_eof()
+                return stream
             if isinstance(model, str) and model.startswith("redirect-"):
                 status = int(model.split("-")[1])
                 location = self.redirect_to + "/steal" if model.endswith("-away") else "/v1/elsewhere"
@@ -239,6 +256,65 @@ def test_proxy_never_follows_an_upstream_redirect_and_the_key_never_leaves_the_c
     assert proxy_setup.elsewhere.requests == [], "nothing reaches the second origin"
     assert proxy_setup.elsewhere.keys_seen() == []
     assert len(proxy_setup.upstream.requests) == before + 2, "one request per page request: no retry, no follow"
+
+
+@pytest.mark.parametrize("model", ["echo-key-error", "echo-key-stream"])
+def test_an_upstream_that_echoes_the_key_never_gets_it_to_the_page(proxy_setup: ProxySetup, model: str) -> None:
+    body = json.dumps({"model": model, "stream": True, "messages": []}).encode()
+    got = raw_http.request(proxy_setup.front, "/v1/chat/completions", method="POST", body=body)
+    assert proxy_setup.upstream.requests[-1]["headers"]["authorization"] == f"Bearer {KEY}"  # it was sent there
+    wire = got.wire_body + "".join(v for values in got.headers.values() for v in values).encode()
+    assert KEY.encode() not in wire and KEY[:-1].encode() not in wire
+    if model == "echo-key-error":
+        assert got.status == 401 and json.loads(got.body) == {"error": {"message": "invalid key: Bearer [redacted]"}}
+        assert got.header("x-request-id") == "req-Bearer [redacted]"
+    else:
+        assert got.status == 200
+        assert got.body == b'data: {"k": "[redacted]", "again": "[redacted][redacted]"}\n\n'
+
+
+def _filtered(secret: bytes, chunks: list[bytes]) -> tuple[bytes, int]:
+    """What a SecretFilter lets out for ``chunks``, and the most it ever held back."""
+    f = SecretFilter(secret)
+    out, fed, held = b"", b"", 0
+    for chunk in chunks:
+        out += f.feed(chunk)
+        fed += chunk
+        held = max(held, len(fed) - len(out.replace(REDACTED, secret)))
+    return out + f.end(), held
+
+
+@pytest.mark.parametrize("data", [
+    b"", b"sk-key", b"xsk-keyx", b"sk-keysk-key", b"sk-sk-key", b"sk-ke", b"data: sk-ke\n\nsk-key", b"sssk-kkey",
+    b"\xe2\x82sk-key\xac", b"sk-k" * 3 + b"ey",
+], ids=range(10))
+def test_the_key_filter_redacts_every_occurrence_under_every_chunking(data: bytes) -> None:
+    """Whole, at every single and every pair of split points, and byte by byte: the same output, the key
+    replaced everywhere, anything else (a prefix of the key left at the end included) unchanged."""
+    secret = b"sk-key"
+    expected = data.replace(secret, REDACTED)
+    splits = [[data]] + [[data[:i], data[i:]] for i in range(len(data) + 1)]
+    splits += [[data[:i], data[i:j], data[j:]] for i, j in itertools.combinations(range(len(data) + 1), 2)]
+    splits.append([data[i : i + 1] for i in range(len(data))])
+    for chunks in splits:
+        out, held = _filtered(secret, chunks)
+        assert out == expected, chunks
+        assert held <= len(secret) - 1
+
+
+def test_the_key_filter_holds_nothing_back_after_a_chunk_that_cannot_start_the_key() -> None:
+    f = SecretFilter(b"sk-proj-abc123")
+    assert f.feed(b'data: {"a": 1}\n\n') == b'data: {"a": 1}\n\n'
+    assert f.feed(b"data: s") == b"data: "  # "s" might begin the key: held until the next chunk decides
+    assert f.feed(b"o\n\n") == b"so\n\n"
+    rng = random.Random(7)
+    data = bytes(rng.choice(b"sk-proj-abc123 xyz") for _ in range(5000))
+    cuts = sorted(rng.sample(range(len(data)), 300))
+    chunks = [data[a:b] for a, b in zip([0, *cuts], [*cuts, len(data)], strict=True)]
+    out, _ = _filtered(b"sk-proj-abc123", chunks)
+    assert out == data.replace(b"sk-proj-abc123", REDACTED)
+    with pytest.raises(ValueError):
+        SecretFilter(b"")
 
 
 def test_proxy_keeps_no_cookies_from_the_upstream_between_requests(proxy_setup: ProxySetup) -> None:
