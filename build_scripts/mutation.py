@@ -97,6 +97,22 @@ MODULE_TESTS: dict[str, list[str]] = {
     "webclient/_updates.py": ["tests/test_update_wire.py", "tests/test_result_builders.py"],
     # The httpx transport against a real local server: ~25 s a run (its tests wait on real deadlines).
     "webclient/httpx.py": ["tests/test_httpx_adapter.py"],
+    "webclient/_gate.py": ["tests/test_gate_limits_outcome.py", "tests/test_session_lifecycle.py",
+                           "tests/test_telemetry.py"],
+    "webclient/_limits.py": ["tests/test_gate_limits_outcome.py", "tests/test_sse.py", "tests/test_edges_session.py",
+                             "tests/test_retained.py", "tests/test_telemetry.py"],
+    "webclient/_outcome.py": ["tests/test_gate_limits_outcome.py", "tests/test_telemetry.py",
+                              "tests/test_session_lifecycle.py", "tests/test_sse.py"],
+    "webclient/_events.py": ["tests/test_sse.py"],
+    "webclient/_cli.py": ["tests/test_cli_errors.py", "tests/test_events_cli.py", "tests/test_replay_cli.py"],
+    "webclient/_cli_events.py": ["tests/test_events_cli.py", "tests/test_cli_errors.py"],
+    "webclient/_cli_replay.py": ["tests/test_replay_cli.py", "tests/test_cli_errors.py", "tests/test_replay_resume.py"],
+    "webclient/_cli_chunking.py": ["tests/test_replay_cli.py", "tests/test_cli_errors.py", "tests/test_events_cli.py"],
+    # ~50 s a run on a quiet machine: sample it (--max-mutants).
+    "webclient/_cli_check.py": ["tests/test_cli_errors.py", "tests/test_check_cli.py"],
+    # The demo server's defences (not part of the package; the same tool works on any module).
+    "demo_site/hosts.py": ["tests/test_demo_server_security.py"],
+    "demo_site/redact.py": ["tests/test_demo_server_security.py"],
     # Per route: its edge tests first (fast and specific), then its route and vocabulary tests, then what
     # every route shares (edges across routes, values, the retained ceiling, next turn, the contracts).
     "webclient/_session.py": ["tests/test_edges_session.py", "tests/test_session_lifecycle.py",
@@ -371,7 +387,7 @@ def _rows(path: Path) -> dict[tuple[str, str, str, str], str]:
     table: dict[tuple[str, str, str, str], str] = {}
     for row in path.read_text(encoding="utf-8").splitlines():
         cells = [c.strip().replace("\\|", "|") for c in re.split(r"(?<!\\)\|", row.strip())[1:-1]]
-        if len(cells) == 5 and cells[0].startswith("webclient/"):
+        if len(cells) == 5 and cells[0].startswith(("webclient/", "demo_site/")):
             module, function, line, description, reason = cells
             table[module, "" if function == "<module>" else function, line[1:-1], description] = reason
     return table

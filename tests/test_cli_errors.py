@@ -243,3 +243,193 @@ def test_each_command_help_documents_its_exit_codes(command: str, capsys: pytest
     assert stop.value.code == 0
     text = " ".join(capsys.readouterr().out.split())
     assert "exit status: 0 " in text and ", 1 " in text and "2 usage or input error" in text
+
+
+# --- the dispatcher -----------------------------------------------------------------------------------
+
+
+def test_the_top_level_help_names_the_tool_and_summarizes_each_command(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as stop:
+        main(["--help"])
+    assert stop.value.code == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert text.startswith("usage: python -m webclient [-h] COMMAND ...")
+    assert "``python -m webclient <command>``: a thin dispatcher over one module per command." in text
+    assert "events feed a capture through the UTF-8 decoder and SSE parser; print events" in text
+    assert "replay replay a capture through a route's stream session; print the result" in text
+    assert "check torture a capture: every split, every EOF, limits, leaks, reset" in text
+
+
+def test_no_command_is_a_usage_error_with_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as stop:
+        main([])
+    assert stop.value.code == 2
+    err = capsys.readouterr().err
+    assert "usage: python -m webclient" in err and "COMMAND" in err and "Traceback" not in err
+
+
+def test_an_input_error_is_reported_as_its_message_on_one_line(tmp_path: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    first = tmp_path / "first.sse"
+    first.write_bytes(GOOD_CAPTURE)
+    args = ["replay", "--route", "openai-chat", "--resume", str(first), str(first)]
+    code, out, err = run_main(args, capsys)
+    assert (code, out) == (2, "")
+    assert err == ("python -m webclient replay: error: --resume #1: the capture before it ended complete (None), "
+                   "which cannot be resumed\n")
+
+
+class _ClosedStdout:
+    """A standard output whose reader has gone: every write is a broken pipe."""
+
+    def write(self, text: str) -> int:
+        raise BrokenPipeError(32, "Broken pipe")
+
+    def flush(self) -> None:
+        raise BrokenPipeError(32, "Broken pipe")
+
+
+@pytest.mark.parametrize("command", ["events", "replay"])
+def test_a_broken_pipe_on_stdout_ends_the_command_with_exit_141(command: str, tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    capture = tmp_path / "c.sse"
+    capture.write_bytes(GOOD_CAPTURE)
+    monkeypatch.setattr(sys, "stdout", _ClosedStdout())
+    assert main([*COMMANDS[command], str(capture)]) == EXIT_CLOSED_STDOUT == 141
+
+
+def test_a_command_whose_module_is_not_installed_is_left_out(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    from webclient import _cli
+
+    monkeypatch.setitem(_cli._COMMANDS, "ghost", ("webclient._cli_ghost_not_installed", "a ghost", "0 never"))
+    with pytest.raises(SystemExit) as stop:
+        main(["ghost", "-"])
+    assert stop.value.code == 2 and "invalid choice: 'ghost'" in capsys.readouterr().err
+    capture = tmp_path / "c.sse"
+    capture.write_bytes(b"data: x\n\n")
+    code, out, _ = run_main(["events", str(capture)], capsys)
+    assert (code, out) == (0, '{"type": "message", "data": "x", "last_event_id": ""}\n')
+
+
+def test_a_command_module_missing_one_of_its_own_imports_is_an_error_not_a_missing_command(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from webclient import _cli
+
+    (tmp_path / "broken_cli_command_for_test.py").write_text("import webclient_no_such_dependency_for_test\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setitem(_cli._COMMANDS, "broken", ("broken_cli_command_for_test", "broken", "0 never"))
+    with pytest.raises(ModuleNotFoundError) as raised:
+        main(["events", "-"])
+    assert raised.value.name == "webclient_no_such_dependency_for_test"
+
+
+# --- what an input error says -------------------------------------------------------------------------
+
+
+@pytest.mark.host
+@pytest.mark.parametrize("command", list(COMMANDS))
+def test_a_missing_capture_is_named_with_the_reason_from_the_system(command: str, tmp_path: Path,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    path = str(tmp_path / "missing.sse")
+    code, out, err = run_main([*COMMANDS[command], path], capsys)
+    assert (code, out) == (2, "")
+    assert err == f"python -m webclient {command}: error: cannot read capture {path!r}: No such file or directory\n"
+
+
+@pytest.mark.host
+@pytest.mark.parametrize("command", ["replay", "check"])
+def test_a_missing_tools_file_is_named_with_the_reason_from_the_system(command: str, tmp_path: Path,
+                                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    capture = tmp_path / "c.sse"
+    capture.write_bytes(GOOD_CAPTURE)
+    tools = str(tmp_path / "tools.json")
+    code, out, err = run_main([*COMMANDS[command], "--tools", tools, str(capture)], capsys)
+    assert (code, out) == (2, "")
+    assert err == (f"python -m webclient {command}: error: cannot read --tools file {tools!r}: "
+                   "No such file or directory\n")
+
+
+class _FailingStdin:
+    """A standard input whose every read fails as a device error would."""
+
+    @property
+    def buffer(self) -> _FailingStdin:
+        return self
+
+    def read(self) -> bytes:
+        raise OSError(5, "Input/output error")
+
+
+@pytest.mark.parametrize("command", list(COMMANDS))
+@pytest.mark.parametrize(("stdin", "reason"), [(None, "it is closed"), (_FailingStdin(), "Input/output error")])
+def test_a_standard_input_that_cannot_be_read_is_an_input_error_naming_the_reason(
+    command: str, stdin: object, reason: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(sys, "stdin", stdin)
+    code, out, err = run_main([*COMMANDS[command], "-"], capsys)
+    assert (code, out) == (2, "")
+    assert err == f"python -m webclient {command}: error: cannot read the capture from standard input: {reason}\n"
+
+
+@pytest.mark.parametrize("option", [["--chunk-size", "a"], ["--split-at", "5,a"], ["--max-line-chars", "a"],
+                                    ["--chunk-size", "0"], ["--split-at", "-1"], ["--max-event-chars", "0"]])
+def test_numeric_options_take_decimal_integers_only(option: list[str], tmp_path: Path,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    capture = tmp_path / "c.sse"
+    capture.write_bytes(GOOD_CAPTURE)
+    with pytest.raises(SystemExit) as stop:
+        main(["events", *option, str(capture)])
+    assert stop.value.code == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and f"argument {option[0]}: " in captured.err
+
+
+# --- check: options and table -------------------------------------------------------------------------
+
+
+def test_check_help_lists_every_option_with_its_value_name_and_meaning(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as stop:
+        main(["check", "--help"])
+    assert stop.value.code == 0
+    text = " ".join(capsys.readouterr().out.split())
+    for option in ("--route {openai-chat,openai-responses,anthropic-messages,gemini}",
+                   "--tools FILE.json JSON object: tool name -> JSON Schema",
+                   "--seed N seed of the sampled positions, random cut patterns and canary (default 0)",
+                   "--max-splits N at most N positions per position check (split, eof); default: every position "
+                   "up to 16 KiB, a sample sized to a fixed work budget above",
+                   "--json print the report as one JSON object",
+                   "--chunk-size N feed the bytes in N-byte chunks",
+                   "--split-at I,J,K cut the bytes at these offsets",
+                   "FILE|- the capture (raw response body bytes); - for stdin"):
+        assert option in text, option
+
+
+def test_check_takes_seed_0_and_prints_its_table_under_a_header_naming_each_column(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    capture = tmp_path / "c.sse"
+    capture.write_bytes(GOOD_CAPTURE)
+    code, out, err = run_main([*COMMANDS["check"], "--seed", "0", str(capture)], capsys)
+    assert (code, err) == (0, "")
+    lines = out.splitlines()
+    assert lines[0].endswith(", seed 0") and lines[2] == ""
+    header, *rows = lines[3:12]
+    assert header.split() == ["check", "cases", "failures", "first", "failure"]
+    assert [row.split()[0] for row in rows] == ["whole", "split", "multisplit", "eof", "oversized", "growth", "leak",
+                                                "reset"]
+    assert all(len(row) == len(header) - len("first failure") + 1 for row in rows), "columns line up"
+    assert lines[-1] == "PASS: every check passed"
+
+
+@pytest.mark.parametrize("seed", ["-1", "x", "1.5"])
+def test_check_refuses_a_seed_that_is_not_a_non_negative_decimal_integer(seed: str, tmp_path: Path,
+                                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    capture = tmp_path / "c.sse"
+    capture.write_bytes(GOOD_CAPTURE)
+    with pytest.raises(SystemExit) as stop:
+        main([*COMMANDS["check"], "--seed", seed, str(capture)])
+    assert stop.value.code == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and "argument --seed: expected a non-negative integer" in captured.err

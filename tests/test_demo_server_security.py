@@ -26,6 +26,7 @@ pytestmark = pytest.mark.host
 aiohttp_web = pytest.importorskip("aiohttp.web")
 
 from demo_site import server as demo_server  # noqa: E402  (after the importorskip guard)
+from demo_site.hosts import HostPolicy  # noqa: E402
 from demo_site.redact import REDACTED, SecretFilter  # noqa: E402
 from demo_site.upstream import UpstreamConfig  # noqa: E402
 from tests import raw_http  # noqa: E402
@@ -286,8 +287,8 @@ def _filtered(secret: bytes, chunks: list[bytes]) -> tuple[bytes, int]:
 
 @pytest.mark.parametrize("data", [
     b"", b"sk-key", b"xsk-keyx", b"sk-keysk-key", b"sk-sk-key", b"sk-ke", b"data: sk-ke\n\nsk-key", b"sssk-kkey",
-    b"\xe2\x82sk-key\xac", b"sk-k" * 3 + b"ey",
-], ids=range(10))
+    b"\xe2\x82sk-key\xac", b"sk-k" * 3 + b"ey", b"xssk-key", b"sk-key-a-sk-key-b-sk",
+], ids=range(12))
 def test_the_key_filter_redacts_every_occurrence_under_every_chunking(data: bytes) -> None:
     """Whole, at every single and every pair of split points, and byte by byte: the same output, the key
     replaced everywhere, anything else (a prefix of the key left at the end included) unchanged."""
@@ -335,13 +336,15 @@ def test_proxy_refuses_a_base_url_that_is_not_plain_http() -> None:
 
 #: Host headers a rebinding page sends (its own name, now resolving to this machine), and look-alikes.
 FOREIGN_HOSTS = ("attacker.example", "attacker.example:8000", "localhost.attacker.example", "127.0.0.1.nip.io",
-                 "localhost.", "evil.localhost", "0x7f000001", "127.1", "2130706433", "LOCALHOST.:8000")
+                 "localhost.", "evil.localhost", "0x7f000001", "127.1", "2130706433", "LOCALHOST.:8000",
+                 "[::1:]", "[127.0.0.1]")
 #: Host headers that name this server: an IP literal of any kind, or localhost, any port, any case.
 OWN_HOSTS = ("127.0.0.1", "127.0.0.1:8000", "localhost", "LocalHost:1", "[::1]", "[::1]:8000", "192.168.1.20:80",
              "10.0.0.7", "[fe80::1%25eth0]:8000", "[2001:db8::1]")
 #: Not a Host header at all: none, two, or a value that does not parse.
 BAD_HOSTS: tuple[tuple[str, ...], ...] = ((), ("localhost", "localhost"), ("",), ("a b",), ("[::1",), ("host:port",),
-                                          ("a:1:2",), ("[zz]",), ("[::1]x",), ("user@localhost",))
+                                          ("a:1:2",), ("[zz]",), ("[::1]x",), ("user@localhost",),
+                                          ("[fe80::1%25]",))
 
 
 def refusal_of(got: raw_http.RawResponse) -> str:
@@ -381,6 +384,15 @@ def test_a_request_without_exactly_one_valid_host_header_is_a_bad_request(static
     if got.header("content-type") == "application/json; charset=utf-8":  # ours (aiohttp may refuse it first)
         assert refusal_of(got) == "bad_host"
     assert b"export const" not in got.body
+
+
+def test_the_host_policy_wants_exactly_one_host_value_trimmed_of_blanks() -> None:
+    """aiohttp already refuses a request with no ``Host`` or two (and trims header values): the policy refuses
+    them as well, for any server that hands it the raw values."""
+    policy = HostPolicy()
+    assert policy.verdict([]) == 400 and policy.verdict(["localhost", "localhost"]) == 400
+    assert policy.verdict([" localhost:80\t"]) is None and policy.verdict(["\t127.0.0.1 "]) is None
+    assert policy.verdict([" attacker.example "]) == 421
 
 
 def test_allow_host_adds_exactly_the_names_given(site: Path) -> None:

@@ -85,3 +85,41 @@ def test_events_cli_rejects_bad_options_with_usage_exit_code() -> None:
     proc = subprocess.run([sys.executable, "-m", "webclient", "events", "--chunk-size", "0", "-"],
                           input=b"", capture_output=True, cwd=ROOT, check=False)
     assert proc.returncode == 2 and b"positive integer" in proc.stderr
+
+
+def test_events_cli_replace_mode_can_be_asked_for_by_name_and_is_the_default(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    capture = tmp_path / "c.sse"
+    capture.write_bytes(b"data: \xff\n\n")
+    expected = (0, [{"type": "message", "data": "\ufffd", "last_event_id": ""}])
+    assert run_cli(["--utf8-errors", "replace", str(capture)], capsys) == expected
+    assert run_cli([str(capture)], capsys) == expected
+
+
+def test_events_cli_output_is_whole_lines_the_outcome_line_included(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    capture = tmp_path / "c.sse"
+    capture.write_bytes(b"retry: 5\ndata: a\n\ndata: \xff\n\n")
+    assert main(["events", "--utf8-errors", "strict", str(capture)]) == 1
+    assert capsys.readouterr().out == (
+        '{"retry": 5}\n{"type": "message", "data": "a", "last_event_id": ""}\n'
+        '{"outcome": "decode_error", "stage": "utf8"}\n'
+    )
+
+
+
+@pytest.mark.parametrize(("option", "prefix", "stage"), [("--max-line-chars", b"data:", "line"),
+                                                         ("--max-event-chars", b"data: ", "event")])
+def test_events_cli_ceiling_options_are_decimal_and_trip_one_past_their_value(
+    option: str, prefix: bytes, stage: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    capture = tmp_path / "c.sse"
+    # the line ceiling counts "data:" and the value (5 + 5 = 10); the event ceiling the value and its LF (9 + 1)
+    size = 10 - len(prefix) if stage == "line" else 9
+    capture.write_bytes(prefix + b"x" * size + b"\n\n")
+    assert run_cli([option, "10", str(capture)], capsys) == (
+        0, [{"type": "message", "data": "x" * size, "last_event_id": ""}])
+    capture.write_bytes(prefix + b"x" * (size + 1) + b"\n\n")
+    assert run_cli([option, "10", str(capture)], capsys) == (1, [{"outcome": "buffer_limit", "stage": stage}])

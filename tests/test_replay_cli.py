@@ -129,3 +129,70 @@ def test_python_dash_m_webclient_replay_runs_as_a_program() -> None:
                           capture_output=True, cwd=ROOT, timeout=60, check=False)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["outcome"] == "complete"
+
+
+def test_replay_prints_its_result_as_exactly_one_whole_line(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["replay", "--route", CHAT, str(TOOL_CHAT)]) == 0
+    out = capsys.readouterr().out
+    assert out.endswith("}\n") and out.count("\n") == 1
+    assert json.loads(out)["outcome"] == "complete"
+
+
+def test_replay_without_a_route_is_a_usage_error_naming_the_option(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as stop:
+        main(["replay", str(TOOL_CHAT)])
+    assert stop.value.code == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and "the following arguments are required: --route" in captured.err
+
+
+def test_replay_help_lists_every_option_with_its_value_name_and_meaning(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as stop:
+        main(["replay", "--help"])
+    assert stop.value.code == 0
+    text = " ".join(capsys.readouterr().out.split())
+    for option in ("--route {openai-chat,openai-responses,anthropic-messages,gemini}",
+                   "--status N HTTP status (default 200)",
+                   "--content-type CT Content-Type header (default text/event-stream)",
+                   "--tools FILE.json JSON object: tool name -> JSON Schema",
+                   "--resume FILE a capture of the stream that resumed the previous one (repeatable, in order)",
+                   "--chunk-size N feed the bytes in N-byte chunks",
+                   "--split-at I,J,K cut the bytes at these offsets",
+                   "--max-line-chars N --max-event-chars N --max-text-chars N --max-tool-input-chars N "
+                   "--max-retained-chars N",
+                   "FILE|- the capture (raw response body bytes); - for stdin"):
+        assert option in text, option
+
+
+@pytest.mark.parametrize(("chunking", "chunks"), [
+    ([], 1),
+    (["--chunk-size", "1"], None),
+    (["--chunk-size", "100"], None),
+    (["--split-at", "5"], 2),
+    (["--split-at", "5,,100,"], 3),
+    (["--split-at", "100,5,100,5"], 3),
+    (["--split-at", "0,5"], 2),
+    (["--split-at", "1"], 2),
+    (["--split-at", "5,1000000000"], 2),
+])
+def test_the_chunking_options_feed_the_capture_in_the_chunks_they_name(
+    chunking: list[str], chunks: int | None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    size = len(TOOL_CHAT.read_bytes())
+    if chunks is None:
+        step = int(chunking[1])
+        chunks = -(-size // step)
+    _, reference = run(["--route", CHAT, str(TOOL_CHAT)], capsys)
+    code, out = run(["--route", CHAT, *chunking, str(TOOL_CHAT)], capsys)
+    assert (code, out["telemetry"]["chunk_count"], out["telemetry"]["bytes_received"]) == (0, chunks, size)
+    out["telemetry"].pop("chunk_count")
+    reference["telemetry"].pop("chunk_count")
+    assert out == reference
+
+
+@pytest.mark.parametrize(("option", "value", "stage"), [("--max-text-chars", "1", "text"),
+                                                        ("--max-retained-chars", "100", "retained")])
+def test_the_text_and_retained_ceiling_options_apply_their_ceiling(option: str, value: str, stage: str,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    code, out = run(["--route", "anthropic-messages", option, value, str(ANTHROPIC_TXT)], capsys)
+    assert (code, out["outcome"], out["stage"]) == (1, "buffer_limit", stage)
