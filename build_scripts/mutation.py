@@ -110,6 +110,8 @@ MODULE_TESTS: dict[str, list[str]] = {
     "webclient/_cli_chunking.py": ["tests/test_replay_cli.py", "tests/test_cli_errors.py", "tests/test_events_cli.py"],
     # ~50 s a run on a quiet machine: sample it (--max-mutants).
     "webclient/_cli_check.py": ["tests/test_cli_errors.py", "tests/test_check_cli.py"],
+    "webclient/_check.py": ["tests/test_check.py", "tests/test_check_cli.py"],
+    "webclient/_check_growth.py": ["tests/test_check.py"],
     # The demo server's defences (not part of the package; the same tool works on any module).
     "demo_site/hosts.py": ["tests/test_demo_server_security.py"],
     "demo_site/redact.py": ["tests/test_demo_server_security.py"],

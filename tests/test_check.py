@@ -9,6 +9,7 @@ passes the same battery.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
 from collections.abc import Callable
 from typing import Any, ClassVar
@@ -23,14 +24,17 @@ from webclient._check import (
     CHECKS,
     EOF_TIERS,
     Canary,
+    CaseFailure,
     CheckConfig,
     CheckedSession,
     CheckReport,
+    CheckResult,
     SessionFactory,
     canary_capture,
     check_capture,
     cut_patterns,
     error_event,
+    growth_site,
     inject_event,
     inject_line,
     injection_sites,
@@ -38,6 +42,11 @@ from webclient._check import (
     select_positions,
     session_factory,
 )
+from webclient._check_growth import cases as growth_cases
+from webclient._check_growth import expected_stages, feed_chunks
+from webclient._check_growth import frame as growth_frame
+from webclient._check_growth import verdict as growth_verdict
+from webclient._limits import DEFAULT_LIMITS
 from webclient._pipeline import EventStreamParser
 from webclient._routes import ROUTE_NAMES
 from webclient._updates import StreamResult
@@ -659,3 +668,395 @@ def test_a_session_that_loses_signatures_under_chunking_fails_split_on_the_assis
     first = by_name(report)["split"].first_failure
     assert first is not None and first.problem == "differs in assistant_message"
     assert "multisplit" in failed_checks(report)
+
+
+# -- more of the check engine's contract (from a mutation run of webclient/_check.py) -------------
+
+CHUNK = {"id": "c", "object": "chat.completion.chunk"}
+
+
+def chat_chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+    return {**CHUNK, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+
+
+def test_a_capture_above_the_exhaustive_size_gets_the_work_budget_in_positions() -> None:
+    line = b"data: " + json.dumps(chat_chunk({"content": "x" * 1000})).encode() + b"\n\n"
+    data = (line * (256 * 1024 // len(line) + 1))[: 256 * 1024]
+    positions = select_positions(scan_capture(data, CHAT), CheckConfig(), include_zero=False, salt=1)
+    assert positions.sampled
+    assert len(positions.items) == 256 * 1024 * 1024 // len(data) == 1024
+
+
+def test_check_values_are_frozen_and_slotted() -> None:
+    failure = CaseFailure("split", "split@1", 1, "every", "complete", None, "differs in text")
+    result = CheckResult("split", 1, 1, failure)
+    report = CheckReport(CHAT, 10, 1, "complete", None, "stop", 0, (result,))
+    for value in (failure, result, report):
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            setattr(value, dataclasses.fields(value)[0].name, "x")
+        assert not hasattr(value, "__dict__")
+    assert hash(failure) == hash(dataclasses.replace(failure))
+
+
+def test_position_coverage_counts_every_position_once_by_category() -> None:
+    positions = select_positions(scan_capture(CHAT_DATA, CHAT), CheckConfig(max_splits=40), include_zero=False,
+                                 salt=1)
+    coverage = positions.coverage()
+    assert coverage["positions"] == 40 == sum(coverage["by_category"].values())
+    assert coverage["candidates"] == len(CHAT_DATA) - 1
+    assert set(coverage) == {"positions", "candidates", "special_candidates", "sampled", "by_category"}
+
+
+def test_the_canary_is_found_by_its_token_alone() -> None:
+    canary = Canary.from_seed(5)
+    token = canary.marker[-10:]
+    assert canary.found_in(f"model {token}") and canary.found_in(canary.marker)
+    assert not canary.found_in(canary.marker[:-1])
+
+
+def test_the_leak_check_runs_every_failure_path_on_a_capture_with_tool_arguments() -> None:
+    report = by_name(run_check(CHAT, CHAT_DATA))
+    # the oversized check runs a line and an event at each site, passing or not
+    assert report["oversized"].cases == 2 * report["oversized"].coverage["sites"] == 6
+    leak = report["leak"]
+    # whole, chunked by 7, three cut-short prefixes, cut mid-line, error event, bad envelope,
+    # bad UTF-8 after the canary, broken tool JSON, oversized line
+    assert leak.cases == 11 and leak.passed
+
+
+class PendingLineAtCompletion(StreamSession):
+    """Bug: a complete result whose telemetry still counts pending line characters."""
+
+    def finish(self) -> StreamResult:
+        result = super().finish()
+        if result.outcome is Outcome.COMPLETE:
+            return result.with_telemetry(dataclasses.replace(result.telemetry, pending_line_character_count=3))
+        return result
+
+
+def test_a_wrapper_without_pending_counters_fails_every_line_and_event_injection() -> None:
+    oversized = by_name(run_check(CHAT, CHAT_DATA, OpaqueWrapper))["oversized"]
+    assert oversized.cases == oversized.failures == 2 * oversized.coverage["sites"] == 6
+
+
+def test_a_complete_result_with_pending_line_characters_fails_the_whole_check() -> None:
+    report = run_check(CHAT, CHAT_DATA, PendingLineAtCompletion)
+    whole = report.checks[0]
+    assert whole.first_failure is not None
+    assert whole.first_failure.problem == "complete with pending line/event characters in telemetry"
+    assert report.exit_code == 1
+
+
+def test_canary_rewrite_covers_legacy_function_call_arguments_and_chat_reasoning() -> None:
+    data = sse(chat_chunk({"role": "assistant", "reasoning": "mull"}),
+               chat_chunk({"function_call": {"name": "f", "arguments": ""}}),
+               chat_chunk({"function_call": {"arguments": '{"q": "'}}),
+               chat_chunk({"function_call": {"arguments": 'abc"}'}}),
+               chat_chunk({}, "function_call"), "[DONE]")
+    canary = Canary.from_seed(1)
+    planted, counts = canary_capture(data, CHAT, canary)
+    assert counts == {"text": 1, "tool_arguments": 1, "error": 0}
+    result = StreamSession(CHAT)
+    result.open(200, "text/event-stream")
+    result.feed(planted)
+    done = result.finish()
+    assert done.outcome is Outcome.COMPLETE
+    assert done.reasoning == canary.value
+    assert json.loads(done.tool_calls[0].input_text) == {"q": canary.value}
+
+
+def test_scan_marks_the_bytes_of_a_gemini_argument_object_as_tool_json() -> None:
+    args = '{"q":"a}","n":[1,{"b":"]"}],"s":"x"}'
+    line = ('data: {"candidates":[{"content":{"parts":[{"functionCall":{"name":"f","args":' + args
+            + '}}]},"index":0}]}\n\n').encode()
+    cmap = scan_capture(line, GEMINI)
+    start = line.index(args.encode())
+    assert cmap.special["tool_json"] == list(range(start + 1, start + len(args)))
+
+
+def test_canary_rewrite_keeps_tool_calls_of_each_anthropic_message_apart() -> None:
+    def message(n: int) -> list[dict[str, Any]]:
+        return [{"type": "message_start", "message": {"id": f"m{n}", "content": []}},
+                {"type": "content_block_start", "index": 0,
+                 "content_block": {"type": "tool_use", "id": f"t{n}", "name": "f", "input": {}}},
+                {"type": "content_block_delta", "index": 0,
+                 "delta": {"type": "input_json_delta", "partial_json": f'{{"m": "{n}"}}'}}]
+
+    canary = Canary.from_seed(2)
+    planted, counts = canary_capture(sse(*message(1), *message(2)), "anthropic-messages", canary)
+    assert counts["tool_arguments"] == 2
+    fragments = [json.loads(line[6:])["delta"]["partial_json"] for line in planted.split(b"\n")
+                 if b"input_json_delta" in line]
+    assert [json.loads(f) for f in fragments] == [{"m": canary.value}] * 2
+
+
+def test_growth_site_is_none_when_the_capture_lacks_the_start_event() -> None:
+    body = sse({"type": "response.completed", "response": {"status": "completed"}})
+    assert growth_site(scan_capture(body, "openai-responses"), "openai-responses") is None
+
+
+class RaisesWithInput(StreamSession):
+    """Bug: an exception whose message quotes the line that broke the envelope."""
+
+    def feed(self, data: bytes) -> list[Any]:
+        if b"data: {" + Canary.from_seed(0).value.encode() in data:
+            raise ValueError(data.decode("utf-8", "replace")[:200])
+        return list(super().feed(data))
+
+
+def test_an_exception_quoting_the_payload_fails_the_leak_check_and_says_so() -> None:
+    report = run_check(CHAT, CHAT_DATA, RaisesWithInput)
+    leak = by_name(report)["leak"]
+    assert leak.first_failure is not None
+    assert leak.first_failure.problem == "session raised ValueError with the canary in its text"
+    assert not Canary.from_seed(0).found_in(json.dumps(report.to_dict(), ensure_ascii=False))
+
+
+class AbortPoisonsTheNext(StreamSession):
+    """Bug: cancelling a session leaves state behind that the next session picks up."""
+
+    poisoned: ClassVar[list[bool]] = []
+
+    def abort(self, outcome: Outcome = Outcome.CANCELLED, stage: str = "caller") -> StreamResult:
+        self.poisoned.append(True)
+        return super().abort(outcome, stage)
+
+    def finish(self) -> StreamResult:
+        result = super().finish()
+        if self.poisoned and result.outcome is Outcome.COMPLETE:
+            return dataclasses.replace(result, text=result.text + "!")
+        return result
+
+
+def test_state_left_by_a_cancelled_session_fails_the_reset_check() -> None:
+    AbortPoisonsTheNext.poisoned.clear()
+    try:
+        report = run_check(CHAT, CHAT_DATA, AbortPoisonsTheNext)
+    finally:
+        AbortPoisonsTheNext.poisoned.clear()
+    reset = by_name(report)["reset"]
+    assert failed_checks(report) == {"reset"}
+    assert reset.first_failure is not None and reset.first_failure.case == "after-cancel"
+
+
+class PendingDecoderBytes(StreamSession):
+    """A session that holds ``held`` undecoded bytes at every step (3 is a legal partial character)."""
+
+    held = 3
+
+    @property
+    def pending_bytes(self) -> int:
+        return self.held
+
+
+@pytest.mark.parametrize(("held", "problem"), [(3, None), (4, "4 pending decoder bytes")])
+def test_the_oversized_check_allows_three_pending_decoder_bytes_not_four(held: int, problem: str | None) -> None:
+    class Held(PendingDecoderBytes):
+        pass
+
+    Held.held = held
+    oversized = by_name(run_check(CHAT, CHAT_DATA, Held))["oversized"]
+    assert (oversized.first_failure.problem if oversized.first_failure else None) == problem
+
+
+class IgnoresEventCeiling(StreamSession):
+    """Bug: the event buffer is unbounded; the line ceiling still holds."""
+
+    def __init__(self, route: str, **kwargs: Any) -> None:
+        super().__init__(route, **kwargs)
+        limits = kwargs["limits"]
+        self._parser = EventStreamParser(Limits(max_line_chars=limits.max_line_chars, max_event_chars=1 << 30))
+
+
+def test_an_unbounded_event_buffer_fails_the_event_injection_at_an_event_boundary() -> None:
+    oversized = by_name(run_check(CHAT, CHAT_DATA, IgnoresEventCeiling))["oversized"]
+    first = oversized.first_failure
+    assert first is not None
+    assert (first.case, first.category, first.problem) == (
+        "event@boundary 0", "boundary", "no failure one line past the event ceiling")
+
+
+@pytest.mark.parametrize("route", ["openai-chat", "openai-responses", "anthropic-messages", "gemini"])
+def test_canary_rewrite_plants_the_canary_in_provider_error_messages(route: str) -> None:
+    canary = Canary.from_seed(4)
+    planted, counts = canary_capture(error_event(route, "upstream overloaded"), route, canary)
+    assert counts == {"text": 0, "tool_arguments": 0, "error": 1}
+    assert canary.marker.encode() in planted and b"upstream overloaded" not in planted
+
+
+def test_canary_rewrite_joins_chat_argument_fragments_that_name_their_call_by_id_only() -> None:
+    def call(**fields: Any) -> dict[str, Any]:
+        return chat_chunk({"tool_calls": [fields]})
+
+    data = sse(call(index=0, id="a", type="function", function={"name": "f", "arguments": '{"q": '}),
+               call(id="a", function={"arguments": '"abc"}'}), chat_chunk({}, "tool_calls"), "[DONE]")
+    canary = Canary.from_seed(6)
+    planted, counts = canary_capture(data, CHAT, canary)
+    assert counts["tool_arguments"] == 1
+    fragments = [json.loads(line[6:])["choices"][0]["delta"]["tool_calls"][0]["function"]["arguments"]
+                 for line in planted.split(b"\n") if b'"arguments"' in line]
+    assert json.loads("".join(fragments)) == {"q": canary.value}
+
+
+def test_the_dense_random_pattern_can_cut_at_every_position() -> None:
+    cmap = scan_capture(b"data: 1\n\n", CHAT)
+    cuts: set[int] = set()
+    for seed in range(40):
+        cuts.update(dict(cut_patterns(cmap, seed, 0))["random#0-dense"])
+    assert cuts == set(range(1, cmap.size))
+
+
+def test_scan_skips_a_byte_order_mark_at_the_start_of_the_capture_only() -> None:
+    plain = scan_capture(CHAT_DATA, CHAT)
+    marked = scan_capture(b"\xef\xbb\xbf" + CHAT_DATA, CHAT)
+    assert [line.value_start for line in marked.data_lines] == [line.value_start + 3 for line in plain.data_lines]
+    assert marked.boundaries == [b + 3 for b in plain.boundaries]
+    assert len(marked.slots) == len(plain.slots) > 0
+
+
+# -- the growth cases themselves (webclient/_check_growth.py) ------------------------------------
+
+#: Every structure ceiling small, the retained ceiling out of reach: a growth case must trip at a
+#: ceiling of the structure it names.
+OWN_CEILINGS = Limits(max_text_chars=65536, max_tool_input_chars=65536, max_tool_calls=64, max_blocks=64,
+                      max_item_chars=65536, max_signature_chars=65536, max_citations=64,
+                      max_retained_chars=1 << 40)
+
+
+#: The growth cases that grow an answer channel, and the channel.
+TEXT_CHANNELS = {"text": "text", "reasoning": "reasoning", "thinking": "reasoning", "thought": "reasoning",
+                 "refusal": "refusal"}
+
+#: Per route: each structure the growth check grows and the stages that may end it.
+STRUCTURES = {
+    "openai-chat": {"text": ["retained", "text"], "reasoning": ["retained", "text"],
+                    "tool_input": ["retained", "tool_calls", "tool_input"],
+                    "call_index_aliases": ["retained", "tool_calls"], "choices": ["blocks", "retained"],
+                    "logprobs": ["items", "retained"], "citations": ["citations", "items", "retained"]},
+    "openai-responses": {"text": ["retained", "text"], "refusal": ["retained", "text"],
+                         "arguments": ["retained", "tool_input"], "items": ["blocks", "items", "retained"],
+                         "citations": ["citations", "items", "retained"]},
+    "anthropic-messages": {"text": ["retained", "text"], "thinking": ["retained", "text"],
+                           "tool_input": ["retained", "tool_input"], "server_tool_input": ["retained", "tool_input"],
+                           "blocks": ["blocks", "retained"], "usage_keys": ["items", "retained"],
+                           "citations": ["citations", "items", "retained"]},
+    "gemini": {"text": ["retained", "text"], "thought": ["retained", "text"],
+               "argument_paths": ["retained", "tool_input"], "argument_values": ["retained", "tool_input"],
+               "candidates": ["blocks", "retained"], "message_parts": ["retained", "signatures"],
+               "items": ["items", "retained"], "calls": ["retained", "tool_calls", "tool_input"]},
+}
+
+
+def growth_prefix(route: str) -> bytes:
+    data = next(c.data for c in COMPLETE if c.route == route)
+    site = growth_site(scan_capture(data, route), route)
+    assert site is not None
+    return data[:site]
+
+
+@pytest.mark.parametrize("route", ROUTE_NAMES)
+def test_every_growth_case_trips_a_ceiling_of_the_structure_it_names(route: str) -> None:
+    prefix = growth_prefix(route)
+    tripped = {}
+    for case in growth_cases(route, OWN_CEILINGS):
+        session = session_factory(route, limits=OWN_CEILINGS)()
+        session.open(200, "text/event-stream")
+        session.feed(prefix)
+        assert not session.done
+        for chunk in feed_chunks(case, 8 * 1024 * 1024):
+            session.feed(chunk)
+            if session.done:
+                break
+        result = session.finish()
+        tripped[case.name] = (result.outcome, result.stage in case.stages)
+        grown = [name for name in ("text", "reasoning", "refusal") if len(getattr(result, name)) >= 1024]
+        assert grown == ([TEXT_CHANNELS[case.name]] if case.name in TEXT_CHANNELS else []), case.name
+    assert len(tripped) >= 5
+    assert tripped == dict.fromkeys(tripped, (Outcome.BUFFER_LIMIT, True))
+
+
+@pytest.mark.parametrize("route", ROUTE_NAMES)
+@pytest.mark.parametrize("ceiling", [512, 1000, 4096, 40_000])
+def test_growth_events_fit_the_line_and_event_ceilings_they_are_sized_for(route: str, ceiling: int) -> None:
+    for limits in (Limits(max_line_chars=ceiling), Limits(max_event_chars=ceiling)):
+        growth = growth_cases(route, limits)
+        assert growth
+        longest = max(len(line) for case in growth for event in (*case.head, case.grow(0), case.grow(1))
+                      for line in growth_frame(event).split(b"\n"))
+        assert longest <= ceiling
+
+
+@pytest.mark.parametrize("route", ROUTE_NAMES)
+def test_growth_is_not_applicable_below_a_line_or_event_ceiling_of_512(route: str) -> None:
+    for name in ("max_line_chars", "max_event_chars"):
+        assert growth_cases(route, Limits(**{name: 511})) == []
+        assert len(growth_cases(route, Limits(**{name: 512}))) >= 5
+    assert growth_cases("no-such-route", DEFAULT_LIMITS) == []
+
+
+def test_a_growth_check_below_the_smallest_line_ceiling_runs_no_case_and_passes() -> None:
+    data = sse({"id": "c", "object": "chat.completion.chunk", "choices": [
+        {"index": 0, "delta": {"content": "hi"}, "finish_reason": "stop"}]}, "[DONE]")
+    reports = {}
+    for ceiling in (511, 512):
+        limits = Limits(max_line_chars=ceiling, max_retained_chars=4096)
+        report = check_capture(data, session_factory(CHAT, limits=limits), route=CHAT, limits=limits,
+                               config=SMALL)
+        reports[ceiling] = by_name(report)["growth"]
+    assert reports[511].passed and reports[511].cases == 0 and reports[511].coverage["structures"] == {}
+    assert reports[512].passed and reports[512].cases == len(reports[512].coverage["structures"]) >= 5
+
+
+def test_frame_writes_an_event_line_only_for_a_named_event_and_compact_json() -> None:
+    assert growth_frame(("content_block_delta", {"a": [1, 2]})) == (
+        b'event: content_block_delta\ndata: {"a":[1,2]}\n\n')
+    assert growth_frame((None, {"a": {"b": "c"}})) == b'data: {"a":{"b":"c"}}\n\n'
+
+
+@pytest.mark.parametrize("name", ["text", "blocks"])
+def test_feed_chunks_yields_the_head_then_stops_as_soon_as_the_budget_is_reached(name: str) -> None:
+    case = next(c for c in growth_cases("anthropic-messages", DEFAULT_LIMITS) if c.name == name)
+    head, first = itertools.islice(feed_chunks(case, 1 << 40), 2)
+    assert head == b"".join(growth_frame(e) for e in case.head)
+    assert 32 * 1024 <= len(first) <= 96 * 1024 and first.endswith(b"\n\n")
+    exact = list(itertools.islice(feed_chunks(case, len(head) + len(first)), 5))
+    assert exact == [head, first]
+    assert len(list(itertools.islice(feed_chunks(case, len(head) + len(first) + 1), 5))) == 3
+    assert list(itertools.islice(feed_chunks(case, len(head)), 5)) == [head]
+
+
+def test_growth_events_of_a_growing_case_open_the_next_fresh_index_every_time() -> None:
+    case = next(c for c in growth_cases("anthropic-messages", DEFAULT_LIMITS) if c.name == "blocks")
+    first = next(itertools.islice(feed_chunks(case, 1 << 40), 1, 2))
+    indexes = [json.loads(line[6:])["index"] for line in first.split(b"\n") if line.startswith(b"data: ")]
+    assert len(indexes) > 1 and min(indexes) >= 1000
+    assert indexes == list(range(indexes[0], indexes[0] + len(indexes)))
+
+
+def test_growth_verdict_accepts_buffer_limit_at_retained_or_the_structures_own_stages_only() -> None:
+    case = next(c for c in growth_cases(CHAT, DEFAULT_LIMITS) if c.name == "tool_input")
+    assert case.stages == {"tool_input", "tool_calls"}
+    assert growth_verdict(case, "buffer_limit", "retained", True) is None
+    assert growth_verdict(case, "buffer_limit", "tool_calls", True) is None
+    assert growth_verdict(case, "buffer_limit", "tool_input", True) is None
+    wrong = "tool_input did not end as buffer_limit at retained or tool_calls/tool_input"
+    assert growth_verdict(case, "buffer_limit", "text", True) == wrong
+    assert growth_verdict(case, "buffer_limit", None, True) == wrong
+    assert growth_verdict(case, "protocol_error", "tool_input", True) == wrong
+    assert growth_verdict(case, "complete", None, True) == wrong
+    unbounded = "tool_input grew past the budget without a ceiling"
+    assert growth_verdict(case, "buffer_limit", "retained", False) == unbounded
+    assert growth_verdict(case, None, None, False) == unbounded
+
+
+@pytest.mark.parametrize("route", ROUTE_NAMES)
+def test_growth_coverage_lists_each_structure_of_the_route_with_its_stages_and_retained(route: str) -> None:
+    assert expected_stages(growth_cases(route, DEFAULT_LIMITS)) == STRUCTURES[route]
+    assert expected_stages([]) == {}
+
+
+def test_growth_cases_are_frozen_and_slotted() -> None:
+    case = growth_cases(CHAT, DEFAULT_LIMITS)[0]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        case.name = "x"  # type: ignore[misc]
+    assert not hasattr(case, "__dict__")
