@@ -13,6 +13,8 @@ import random
 from collections.abc import Callable, Iterator
 from typing import TypeVar
 
+import pytest
+
 T = TypeVar("T")
 
 EVERY_SPLIT_MAX = 4096
@@ -66,3 +68,14 @@ def assert_chunking_invariant(run: Callable[[list[bytes]], T], data: bytes, expe
         got = run(chunks)
         assert got == reference, f"chunking {label} changed the result:\n{got!r}\n!=\n{reference!r}"
     return reference
+
+
+def cli_help(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
+    """``python -m webclient ARGV --help``'s text, in process, with its whitespace runs made single spaces
+    (argparse wraps to the terminal width); fails unless it exits 0."""
+    from webclient._cli import main
+
+    with pytest.raises(SystemExit) as stop:
+        main([*argv, "--help"])
+    assert stop.value.code == 0
+    return " ".join(capsys.readouterr().out.split())

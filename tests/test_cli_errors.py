@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from tests.helpers import cli_help
 from webclient._cli import EXIT_CLOSED_STDOUT, main
 from webclient._cli_chunking import dumps_json
 
@@ -238,10 +239,7 @@ def test_events_and_check_json_output_are_strict_json(tmp_path: Path, capsys: py
 
 @pytest.mark.parametrize("command", list(COMMANDS))
 def test_each_command_help_documents_its_exit_codes(command: str, capsys: pytest.CaptureFixture[str]) -> None:
-    with pytest.raises(SystemExit) as stop:
-        main([command, "--help"])
-    assert stop.value.code == 0
-    text = " ".join(capsys.readouterr().out.split())
+    text = cli_help(capsys, command)
     assert "exit status: 0 " in text and ", 1 " in text and "2 usage or input error" in text
 
 
@@ -249,10 +247,7 @@ def test_each_command_help_documents_its_exit_codes(command: str, capsys: pytest
 
 
 def test_the_top_level_help_names_the_tool_and_summarizes_each_command(capsys: pytest.CaptureFixture[str]) -> None:
-    with pytest.raises(SystemExit) as stop:
-        main(["--help"])
-    assert stop.value.code == 0
-    text = " ".join(capsys.readouterr().out.split())
+    text = cli_help(capsys)
     assert text.startswith("usage: python -m webclient [-h] COMMAND ...")
     assert "``python -m webclient <command>``: a thin dispatcher over one module per command." in text
     assert "events feed a capture through the UTF-8 decoder and SSE parser; print events" in text
@@ -390,10 +385,7 @@ def test_numeric_options_take_decimal_integers_only(option: list[str], tmp_path:
 
 
 def test_check_help_lists_every_option_with_its_value_name_and_meaning(capsys: pytest.CaptureFixture[str]) -> None:
-    with pytest.raises(SystemExit) as stop:
-        main(["check", "--help"])
-    assert stop.value.code == 0
-    text = " ".join(capsys.readouterr().out.split())
+    text = cli_help(capsys, "check")
     for option in ("--route {openai-chat,openai-responses,anthropic-messages,gemini}",
                    "--tools FILE.json JSON object: tool name -> JSON Schema",
                    "--seed N seed of the sampled positions, random cut patterns and canary (default 0)",

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from tests.helpers import cli_help
 from tests.route_fixtures import CHAT, FIXTURES, cases
 from webclient._cli import main
 from webclient._telemetry import TELEMETRY_FIELDS
@@ -147,10 +148,7 @@ def test_replay_without_a_route_is_a_usage_error_naming_the_option(capsys: pytes
 
 
 def test_replay_help_lists_every_option_with_its_value_name_and_meaning(capsys: pytest.CaptureFixture[str]) -> None:
-    with pytest.raises(SystemExit) as stop:
-        main(["replay", "--help"])
-    assert stop.value.code == 0
-    text = " ".join(capsys.readouterr().out.split())
+    text = cli_help(capsys, "replay")
     for option in ("--route {openai-chat,openai-responses,anthropic-messages,gemini}",
                    "--status N HTTP status (default 200)",
                    "--content-type CT Content-Type header (default text/event-stream)",
