@@ -14,6 +14,10 @@ as the client keeps it; the limits keep one client from holding all of them.
   before anything is forwarded.
 * **Concurrent streams per client** (:attr:`ServerLimits.max_streams_per_client`, keyed by the peer address): one
   more is ``429`` with ``Retry-After``. Behind a reverse proxy every client shares one address; raise the cap there.
+* **Decoded upstream body** (:attr:`ServerLimits.max_decoded_body_bytes`, proxy mode): an upstream that answers
+  with a compressed body despite ``Accept-Encoding: identity`` has it decoded by the proxy
+  (:mod:`demo_site.content_decoding`) so the key filter can see it; past this many decoded bytes the page's body
+  is cut (a decompression bomb costs its upstream a few kilobytes, the server megabytes per kilobyte).
 """
 
 from __future__ import annotations
@@ -38,6 +42,12 @@ MAX_BODY_BYTES: Final = 1024 * 1024
 #: Concurrent streams per client address. One browser keeps at most 6 HTTP/1.1 connections per host, so a single
 #: page never meets this cap; a script opening hundreds of streams does.
 MAX_STREAMS_PER_CLIENT: Final = 8
+#: Decoded bytes of one compressed upstream body (every coding of a chain counted), in proxy mode. Deflate expands up
+#: to ~1032:1, so 64 KiB from the upstream can ask for 64 MiB here; an uncompressed body costs the upstream every
+#: byte it sends and has no such cap. 64 MiB is above the largest legitimate stream (a Responses stream of the
+#: largest documented output, ~128k tokens at one ~300-byte event each, is ~40 MB) and above what webclient keeps
+#: of one response anyway (16 Mi text characters, 32 Mi characters of kept items; see ``webclient/_limits.py``).
+MAX_DECODED_BODY_BYTES: Final = 64 * 1024 * 1024
 #: ``Retry-After`` seconds on a ``429``.
 RETRY_AFTER_SECONDS: Final = 1
 
@@ -50,6 +60,7 @@ class ServerLimits:
     body_timeout: float = BODY_TIMEOUT_SECONDS
     max_body_bytes: int = MAX_BODY_BYTES
     max_streams_per_client: int = MAX_STREAMS_PER_CLIENT
+    max_decoded_body_bytes: int = MAX_DECODED_BODY_BYTES
 
 
 def runner_options(limits: ServerLimits) -> dict[str, object]:

@@ -26,6 +26,16 @@ route and ``x-goog-api-key`` on the Gemini route. The key is never logged and ne
 stream) has every occurrence replaced by ``[redacted]`` (:mod:`demo_site.redact`, whatever the chunking). If
 the upstream cuts its body, the page's connection is cut too (no clean end is invented). An unreachable upstream
 is a JSON ``502``.
+
+**An encoded body is decoded first, so the filter sees the key.** The upstream is asked for ``Accept-Encoding:
+identity``; one that compresses anyway (``gzip``, ``x-gzip``, zlib or raw ``deflate``, or a chain of them) has its
+body decoded here, incrementally and within bounds (:mod:`demo_site.content_decoding`), filtered, and sent to the
+page without ``Content-Encoding`` (nor ``Content-Length``, which is never forwarded: the body is chunked): the
+bytes the browser would have decoded, minus the key. A coding the stdlib cannot decode (``br``, ``zstd``,
+``compress``, anything unknown) is a JSON ``502`` and the body is not read. Corrupt compressed data (a bad header,
+a stream cut short, trailing bytes) and a decoded body past :data:`demo_site.guards.MAX_DECODED_BODY_BYTES` cut the
+page's connection where the failure is found, like an upstream cut (webclient classifies it as truncated); what
+the key filter holds then, at most a prefix of the key, is dropped.
 """
 
 from __future__ import annotations
@@ -40,6 +50,14 @@ from urllib.parse import quote
 from aiohttp import ClientError, ClientPayloadError, ClientSession, ClientTimeout, DummyCookieJar, web
 from yarl import URL
 
+from demo_site.content_decoding import (
+    BodyDecoder,
+    CorruptBody,
+    DecodedBodyTooLarge,
+    UnsupportedEncoding,
+    parse_content_encoding,
+)
+from demo_site.guards import MAX_DECODED_BODY_BYTES
 from demo_site.redact import SecretFilter
 from demo_site.upstream import StreamStats
 
@@ -70,8 +88,9 @@ QUERY_ALLOW: Final[dict[str, dict[str, re.Pattern[str]]]] = {
 #: Request headers passed from the page to the real upstream (nothing else: no cookies, no auth).
 FORWARD_REQUEST_HEADERS: Final = ("Content-Type", "Accept", "anthropic-version", "anthropic-beta", "OpenAI-Beta",
                                   "Last-Event-ID")
-#: Response headers passed back to the page (never ``Location`` or ``Set-Cookie``).
-FORWARD_RESPONSE_HEADERS: Final = ("Content-Type", "Content-Encoding", "Retry-After", "x-request-id", "request-id")
+#: Response headers passed back to the page (never ``Location`` or ``Set-Cookie``; never ``Content-Encoding``: the
+#: page gets the body decoded).
+FORWARD_RESPONSE_HEADERS: Final = ("Content-Type", "Retry-After", "x-request-id", "request-id")
 
 
 def normalize_base_url(base_url: str) -> str:
@@ -97,11 +116,13 @@ def _error(status: int, code: str, message: str) -> web.Response:
 class UpstreamProxy:
     """Forwards the four routes to the configured base URL with the key added (see the module docstring)."""
 
-    def __init__(self, base_url: str, api_key: str, stats: StreamStats) -> None:
+    def __init__(self, base_url: str, api_key: str, stats: StreamStats, *,
+                 max_decoded_body_bytes: int = MAX_DECODED_BODY_BYTES) -> None:
         self.base = parse_base_url(base_url)
         self.base_url = str(self.base)
         self._api_key = api_key
         self.stats = stats
+        self.max_decoded_body_bytes = max_decoded_body_bytes
         self._session: ClientSession | None = None
 
     def __repr__(self) -> str:  # never show the key
@@ -144,6 +165,15 @@ class UpstreamProxy:
             headers["x-goog-api-key"] = self._api_key
         return headers
 
+    def _cut(self, route: str, request: web.Request, resp: web.StreamResponse, why: str,
+             sent: int) -> web.StreamResponse:
+        """End the page's body without a clean end (``why`` is fixed text, never payload or header values)."""
+        log.info("proxy %s: %s after %d bytes; cutting the page's too", route, why, sent)
+        if request.transport is not None:
+            request.transport.close()
+        self.stats.record("proxy", "finished")
+        return resp
+
     async def forward(self, route: str, request: web.Request) -> web.StreamResponse:
         """Send ``request`` to the upstream and stream its answer back."""
         assert self._session is not None
@@ -161,6 +191,15 @@ class UpstreamProxy:
             async with self._session.request(method, url, data=body,
                                              headers=self.upstream_headers(route, request.headers),
                                              allow_redirects=False) as up:
+                try:
+                    codings = parse_content_encoding(up.headers.getall("Content-Encoding", []))
+                except UnsupportedEncoding:
+                    up.close()  # the body is never read
+                    self.stats.record("proxy", "finished")
+                    log.warning("proxy %s: upstream body in a content encoding the proxy cannot decode", route)
+                    return _error(502, "unsupported_content_encoding",
+                                  "the upstream answered in a content encoding the demo server cannot decode")
+                decoder = BodyDecoder(codings, self.max_decoded_body_bytes) if codings else None
                 resp = web.StreamResponse(status=up.status, reason=up.reason)
                 for name in FORWARD_RESPONSE_HEADERS:
                     if name in up.headers:
@@ -169,18 +208,24 @@ class UpstreamProxy:
                 if 300 <= up.status < 400:
                     log.warning("proxy %s: upstream answered %d; redirects are not followed", route, up.status)
                 await resp.prepare(request)
+                # On a cut, what the filter holds (at most a prefix of the key) is dropped, never sent.
                 try:
                     async for chunk in up.content.iter_any():
                         sent += len(chunk)
-                        out = secret.feed(chunk)
+                        for piece in decoder.feed(chunk) if decoder is not None else (chunk,):
+                            out = secret.feed(piece)
+                            if out:
+                                await resp.write(out)
+                    for piece in decoder.end() if decoder is not None else ():
+                        out = secret.feed(piece)
                         if out:
                             await resp.write(out)
                 except ClientPayloadError:
-                    log.info("proxy %s: upstream body cut after %d bytes; cutting the page's too", route, sent)
-                    if request.transport is not None:
-                        request.transport.close()
-                    self.stats.record("proxy", "finished")
-                    return resp  # (what the filter holds, at most a prefix of the key, is dropped)
+                    return self._cut(route, request, resp, "upstream body cut", sent)
+                except CorruptBody:
+                    return self._cut(route, request, resp, "upstream body not validly encoded", sent)
+                except DecodedBodyTooLarge:
+                    return self._cut(route, request, resp, "decoded upstream body over the ceiling", sent)
                 held = secret.end()
                 if held:
                     await resp.write(held)

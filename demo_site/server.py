@@ -189,7 +189,7 @@ def build_app(*, static_dir: Path | None = DEFAULT_STATIC_DIR, upstream: str | N
     if upstream:
         if not api_key:
             raise ValueError(f"proxy mode needs an API key (set {KEY_ENV})")
-        proxy = UpstreamProxy(upstream, api_key, stats)
+        proxy = UpstreamProxy(upstream, api_key, stats, max_decoded_body_bytes=limits.max_decoded_body_bytes)
         app.on_startup.append(proxy.startup)
         app.on_cleanup.append(proxy.cleanup)
         _add_model_routes(app, lambda enc_cls, request: proxy.forward(enc_cls.route, request),

@@ -9,12 +9,17 @@ headers, and a second origin that records whatever reaches it (the key must neve
 from __future__ import annotations
 
 import asyncio
+import functools
+import gzip
 import itertools
 import json
+import logging
 import random
 import socket
 import time
-from collections.abc import Iterator
+import tracemalloc
+import zlib
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,6 +31,15 @@ pytestmark = pytest.mark.host
 aiohttp_web = pytest.importorskip("aiohttp.web")
 
 from demo_site import server as demo_server  # noqa: E402  (after the importorskip guard)
+from demo_site.content_decoding import (  # noqa: E402
+    DECODE_STEP_BYTES,
+    BodyDecoder,
+    CorruptBody,
+    DecodedBodyTooLarge,
+    UnsupportedEncoding,
+    parse_content_encoding,
+)
+from demo_site.guards import MAX_DECODED_BODY_BYTES  # noqa: E402
 from demo_site.hosts import HostPolicy  # noqa: E402
 from demo_site.redact import REDACTED, SecretFilter  # noqa: E402
 from demo_site.upstream import UpstreamConfig  # noqa: E402
@@ -330,6 +344,374 @@ def test_proxy_refuses_a_base_url_that_is_not_plain_http() -> None:
                 "https://example.com/#frag", "file:///etc/passwd"):
         with pytest.raises(ValueError):
             demo_server.build_app(static_dir=None, upstream=bad, api_key=KEY)
+
+
+# --- proxy mode: an upstream that compresses its body anyway ------------------------------------------
+
+#: What the encoding fake upstream's body says: the credential it was sent, echoed three times in one SSE event.
+ECHO_TEMPLATE = 'data: {{"k": "{key}", "again": "{key}{key}"}}\n\n'
+#: The same body as the page must get it.
+ECHO_REDACTED = ECHO_TEMPLATE.format(key="[redacted]").encode()
+#: The decoded-body ceiling of the front the encoding tests use (the default, 64 MiB, is too much to read back).
+TEST_DECODED_CEILING = 1024 * 1024
+#: A coding token no decoder knows; it must never be echoed to the page or the log.
+CANARY_CODING = "x-canary-coding-3f9a"
+
+
+def raw_deflate(data: bytes) -> bytes:
+    """``data`` as raw deflate (RFC 1951: no zlib header or trailer), as some servers send ``deflate``."""
+    co = zlib.compressobj(wbits=-zlib.MAX_WBITS)
+    return co.compress(data) + co.flush()
+
+
+def gzip_cut_inside_the_key(data: bytes) -> bytes:
+    """A gzip stream of ``data`` flushed (and ended) three bytes before the end of its first key: the decoded
+    bytes stop inside the key and the stream never ends."""
+    co = zlib.compressobj(wbits=16 + zlib.MAX_WBITS)
+    cut = data.index(KEY.encode()) + len(KEY) - 3
+    return co.compress(data[:cut]) + co.flush(zlib.Z_SYNC_FLUSH)
+
+
+def flip_middle_byte(data: bytes) -> bytes:
+    middle = len(data) // 2
+    return data[:middle] + bytes([data[middle] ^ 0xFF]) + data[middle + 1:]
+
+
+@functools.cache
+def gzip_bomb() -> bytes:
+    """100 MiB of zeros as gzip: about 100 KB."""
+    co = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+    zeros = bytes(1024 * 1024)
+    return b"".join(co.compress(zeros) for _ in range(100)) + co.flush()
+
+
+@dataclass(frozen=True)
+class Encoded:
+    """One answer of the encoding fake upstream: its ``Content-Encoding`` lines and how the echo body is encoded."""
+
+    header_lines: tuple[str, ...]
+    encode: Callable[[bytes], bytes]
+    #: Bytes per write (with a pause between), or 0 for one write.
+    write_size: int = 0
+
+
+#: Bodies the page must get decoded, filtered, whole and without ``Content-Encoding``.
+DECODED = {
+    "gzip": Encoded(("gzip",), gzip.compress),
+    "gzip-in-3-byte-writes": Encoded(("gzip",), gzip.compress, write_size=3),
+    "x-gzip": Encoded(("X-GZip",), gzip.compress),
+    "deflate-zlib": Encoded(("deflate",), zlib.compress),
+    "deflate-zlib-in-1-byte-writes": Encoded(("deflate",), zlib.compress, write_size=1),
+    "deflate-raw": Encoded(("deflate",), raw_deflate),
+    "deflate-raw-in-1-byte-writes": Encoded(("deflate",), raw_deflate, write_size=1),
+    "gzip-gzip": Encoded(("gzip, gzip",), lambda b: gzip.compress(gzip.compress(b))),
+    "gzip-on-two-header-lines": Encoded(("gzip", "gzip"), lambda b: gzip.compress(gzip.compress(b))),
+    "deflate-then-gzip": Encoded(("deflate, identity, gzip",), lambda b: gzip.compress(raw_deflate(b)), 5),
+}
+#: Bodies in a coding the proxy cannot decode: a 502, and the body (the key in plain text) is never read.
+UNDECODABLE = {
+    "br": Encoded(("br",), lambda b: b),
+    "zstd": Encoded(("zstd",), lambda b: b),
+    "compress": Encoded(("compress",), lambda b: b),
+    "unknown": Encoded((CANARY_CODING,), lambda b: b),
+    "gzip-then-unknown": Encoded((f"gzip, {CANARY_CODING}",), lambda b: b),
+    "five-gzips": Encoded((", ".join(["gzip"] * 5),), lambda b: b),
+}
+#: Corrupt compressed bodies, and the part of the (filtered) echo that may reach the page before the cut.
+CORRUPT = {
+    "not-gzip-at-all": (Encoded(("gzip",), lambda b: b), b""),
+    "gzip-cut-inside-the-key": (Encoded(("gzip",), gzip_cut_inside_the_key, 4),
+                                ECHO_TEMPLATE.format(key=KEY).encode()[: len('data: {"k": "')]),
+    "gzip-without-its-trailer": (Encoded(("gzip",), lambda b: gzip.compress(b)[:-4]), ECHO_REDACTED),
+    "gzip-with-trailing-garbage": (Encoded(("gzip",), lambda b: gzip.compress(b) + b"garbage"), ECHO_REDACTED),
+    "gzip-with-a-second-member": (Encoded(("gzip",), lambda b: gzip.compress(b) + gzip.compress(b)), ECHO_REDACTED),
+    "deflate-with-a-flipped-byte": (Encoded(("deflate",), lambda b: flip_middle_byte(zlib.compress(b))), None),
+    "deflate-of-one-byte": (Encoded(("deflate",), lambda b: b"x"), b""),
+    "gzip-gzip-inner-cut": (Encoded(("gzip, gzip",), lambda b: gzip.compress(gzip.compress(b)[:-4])),
+                            ECHO_REDACTED),
+}
+
+
+@dataclass
+class EncodingUpstream:
+    """A fake real upstream answering ``model: "<case>"`` with the credential it was sent echoed in a body
+    encoded as :data:`DECODED`, :data:`UNDECODABLE` or :data:`CORRUPT` say (``identity``, ``none`` and ``bomb``
+    too)."""
+
+    requests: list[str] = field(default_factory=list)
+
+    def app(self) -> Any:
+        web = aiohttp_web
+
+        async def handle(request: Any) -> Any:
+            case = json.loads(await request.read()).get("model", "")
+            self.requests.append(case)
+            key = request.headers.get("authorization", "").removeprefix("Bearer ")
+            echo = ECHO_TEMPLATE.format(key=key).encode()
+            if case == "bomb":
+                encoded = Encoded(("gzip",), lambda _: gzip_bomb(), write_size=16 * 1024)
+            elif case in ("identity", "none"):
+                encoded = Encoded(("identity",) if case == "identity" else (), lambda b: b, write_size=7)
+            else:
+                encoded = {**DECODED, **UNDECODABLE, **{k: v for k, (v, _) in CORRUPT.items()}}[case]
+            body = encoded.encode(echo)
+            stream = web.StreamResponse(headers={"Content-Type": "text/event-stream", "x-request-id": "req_enc"})
+            for line in encoded.header_lines:
+                stream.headers.add("Content-Encoding", line)
+            await stream.prepare(request)
+            size = encoded.write_size or len(body) or 1
+            for i in range(0, len(body), size):
+                await stream.write(body[i : i + size])
+                if encoded.write_size:
+                    await asyncio.sleep(0.001)
+            await stream.write_eof()
+            return stream
+
+        app = web.Application()
+        app.router.add_route("POST", "/{tail:.*}", handle)
+        return app
+
+
+@pytest.fixture(scope="module")
+def encoding_proxy() -> Iterator[tuple[str, EncodingUpstream]]:
+    upstream = EncodingUpstream()
+    real = demo_server.start_in_background(app_factory=upstream.app)
+    limits = demo_server.ServerLimits(max_decoded_body_bytes=TEST_DECODED_CEILING)
+    front = demo_server.start_in_background(static_dir=None, upstream=real.base_url, api_key=KEY, limits=limits)
+    try:
+        yield front.base_url, upstream
+    finally:
+        front.stop()
+        real.stop()
+
+
+def fetch_encoded(front: str, case: str) -> raw_http.RawResponse:
+    body = json.dumps({"model": case, "stream": True, "messages": []}).encode()
+    return raw_http.request(front, "/v1/chat/completions", method="POST", body=body,
+                            headers={"Content-Type": "application/json"})
+
+
+def ended_cleanly(got: raw_http.RawResponse) -> bool:
+    """Whether the chunked body ended with its last chunk (a cut connection has none)."""
+    return got.wire_body.endswith(b"0\r\n\r\n")
+
+
+def leaks(got: raw_http.RawResponse) -> bool:
+    """Whether the key, or its first ``len(key) - 3`` bytes, reached the page in the body or a header."""
+    wire = got.wire_body + "".join(v for values in got.headers.values() for v in values).encode()
+    return KEY[:-3].encode() in wire
+
+
+@pytest.mark.parametrize("case", DECODED)
+def test_an_encoded_upstream_body_reaches_the_page_decoded_without_the_key_and_without_content_encoding(
+        encoding_proxy: tuple[str, EncodingUpstream], case: str) -> None:
+    front, _ = encoding_proxy
+    got = fetch_encoded(front, case)
+    assert got.status == 200 and got.body == ECHO_REDACTED
+    assert got.header("content-encoding") is None and got.header("content-length") is None
+    assert got.header("transfer-encoding") == "chunked" and ended_cleanly(got)
+    assert got.header("x-request-id") == "req_enc"
+    assert not leaks(got)
+
+
+@pytest.mark.parametrize("case", ["identity", "none"])
+def test_an_identity_or_unlabelled_upstream_body_only_loses_the_key(encoding_proxy: tuple[str, EncodingUpstream],
+                                                                    case: str) -> None:
+    front, _ = encoding_proxy
+    got = fetch_encoded(front, case)
+    assert got.status == 200 and got.body == ECHO_REDACTED and ended_cleanly(got)
+    assert got.header("content-encoding") is None
+    assert not leaks(got)
+
+
+@pytest.mark.parametrize("case", UNDECODABLE)
+def test_an_upstream_body_in_a_coding_the_proxy_cannot_decode_is_a_502_naming_neither_the_coding_nor_the_key(
+        encoding_proxy: tuple[str, EncodingUpstream], case: str, caplog: pytest.LogCaptureFixture) -> None:
+    front, upstream = encoding_proxy
+    with caplog.at_level(logging.DEBUG):
+        got = fetch_encoded(front, case)
+    assert upstream.requests[-1] == case, "the upstream was asked"
+    assert got.status == 502 and got.header("content-encoding") is None
+    assert json.loads(got.body)["error"]["code"] == "unsupported_content_encoding"
+    assert b"[redacted]" not in got.body and not leaks(got), "the upstream body is not forwarded"
+    wire = got.wire_body + repr(got.headers).encode()
+    logged = " ".join(record.getMessage() for record in caplog.records)
+    for value in UNDECODABLE[case].header_lines[0].split(", "):
+        if value != "gzip":
+            assert value.encode() not in wire and value not in logged
+    assert KEY not in logged
+
+
+def test_a_gzip_bomb_is_cut_at_the_decoded_ceiling_with_bounded_memory(
+        encoding_proxy: tuple[str, EncodingUpstream]) -> None:
+    front, _ = encoding_proxy
+    bomb = gzip_bomb()  # 100 MiB of zeros in ~100 KB, made before the measurement
+    tracemalloc.start()
+    try:
+        got = fetch_encoded(front, "bomb")
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert len(bomb) < 200_000
+    assert got.status == 200 and got.body == bytes(TEST_DECODED_CEILING), "exactly the ceiling's worth"
+    assert not ended_cleanly(got), "the page sees a cut, not a clean end"
+    # The reader above holds the body (~2 MiB with its copies); a decoder without max_length makes 16 MiB or more
+    # out of each 16 KiB chunk the upstream writes.
+    assert peak < 12 * 1024 * 1024, f"peak {peak} bytes"
+
+
+@pytest.mark.parametrize("case", CORRUPT)
+def test_a_corrupt_encoded_body_is_cut_cleanly_and_nothing_past_the_corruption_gets_out(
+        encoding_proxy: tuple[str, EncodingUpstream], case: str, caplog: pytest.LogCaptureFixture) -> None:
+    front, _ = encoding_proxy
+    with caplog.at_level(logging.DEBUG):
+        got = fetch_encoded(front, case)
+        time.sleep(0.05)  # the handler's last log line
+    _, expected = CORRUPT[case]
+    assert got.status == 200 and got.header("content-encoding") is None
+    assert not ended_cleanly(got), "the page sees a cut, not a clean end"
+    if expected is None:
+        assert ECHO_REDACTED.startswith(got.body)
+    else:
+        assert got.body == expected
+    assert not leaks(got), "a key cut short by the corruption is held back, not sent"
+    assert not [r for r in caplog.records if r.exc_info or r.levelno >= logging.ERROR], "no traceback"
+    assert any("not validly encoded" in r.getMessage() for r in caplog.records)
+
+
+# --- the decoder on its own ----------------------------------------------------------------------------
+
+
+def decode_all(codings: tuple[str, ...], chunks: list[bytes], ceiling: int = 1 << 30) -> bytes:
+    decoder = BodyDecoder(codings, ceiling)
+    pieces = [piece for chunk in chunks for piece in decoder.feed(chunk)]
+    pieces += decoder.end()
+    assert all(len(piece) <= DECODE_STEP_BYTES for piece in pieces)
+    return b"".join(pieces)
+
+
+#: A body big enough for several decoder steps, with the key in it.
+LONG_BODY = b"".join(b'data: {"n": %d, "k": "%s"}\n\n' % (n, KEY.encode()) for n in range(8000))
+
+
+@pytest.mark.parametrize(("codings", "encode"), [
+    pytest.param(("gzip",), gzip.compress, id="gzip"),
+    pytest.param(("deflate",), zlib.compress, id="deflate-zlib"),
+    pytest.param(("deflate",), raw_deflate, id="deflate-raw"),
+    pytest.param(("deflate", "gzip"), lambda b: gzip.compress(raw_deflate(b)), id="deflate-then-gzip"),
+    pytest.param(("gzip", "deflate"), lambda b: zlib.compress(gzip.compress(b)), id="gzip-then-deflate"),
+])
+def test_the_body_decoder_gives_the_same_bytes_under_every_chunking(codings: tuple[str, ...],
+                                                                    encode: Callable[[bytes], bytes]) -> None:
+    short = ECHO_TEMPLATE.format(key=KEY).encode()
+    encoded = encode(short)
+    assert decode_all(codings, [encoded]) == short
+    assert decode_all(codings, [encoded[i : i + 1] for i in range(len(encoded))]) == short
+    for i in range(len(encoded) + 1):
+        assert decode_all(codings, [encoded[:i], encoded[i:]]) == short
+    encoded = encode(LONG_BODY)
+    rng = random.Random(11)
+    cuts = sorted(rng.sample(range(len(encoded)), 40))
+    chunks = [encoded[a:b] for a, b in zip([0, *cuts], [*cuts, len(encoded)], strict=True)]
+    assert decode_all(codings, chunks) == decode_all(codings, [encoded]) == LONG_BODY
+    assert decode_all(("gzip",), [b""]) == b"", "an empty body is an empty body"
+
+
+@pytest.mark.parametrize("codings", [("gzip",), ("deflate",)])
+def test_the_body_decoder_holds_back_nothing_its_input_so_far_decodes_to(codings: tuple[str, ...]) -> None:
+    """At every split point of the stream, the first part's pieces are all that part decodes to (an SSE event is
+    never kept waiting for the next chunk), with pieces of a small step that cuts matches short."""
+    rng = random.Random(5)
+    body = bytes(rng.choice(b"ab") for _ in range(1500)) + b"xyz" * 300
+    wbits = 16 + zlib.MAX_WBITS if codings == ("gzip",) else -zlib.MAX_WBITS
+    co = zlib.compressobj(6, zlib.DEFLATED, wbits)
+    encoded = co.compress(body) + co.flush()
+    assert max(map(len, BodyDecoder(codings, 1 << 20, step=1024).feed(encoded))) == 1024
+    for i in range(len(encoded) + 1):
+        reference = zlib.decompressobj(wbits)
+        decoder = BodyDecoder(codings, 1 << 20, step=1024)
+        first = b"".join(decoder.feed(encoded[:i]))
+        assert first == reference.decompress(encoded[:i]), i
+        assert first + b"".join(decoder.feed(encoded[i:])) + b"".join(decoder.end()) == body
+
+
+@pytest.mark.parametrize(("chunks", "decoded"), [
+    pytest.param([gzip.compress(b"ok"), b"x"], b"ok", id="garbage-in-the-next-chunk"),
+    pytest.param([gzip.compress(b"ok"), b"", gzip.compress(b"ok")], b"ok", id="second-member-in-a-later-chunk"),
+    pytest.param([gzip.compress(b"ok") + b"\0"], b"ok", id="one-zero-byte-after-the-end"),
+    pytest.param([gzip.compress(b"ok")[:-1]], b"ok", id="trailer-one-byte-short"),
+    pytest.param([gzip.compress(b"ok")[:5]], b"", id="header-cut-short"),
+])
+def test_the_body_decoder_refuses_bytes_after_its_stream_or_a_stream_cut_short(chunks: list[bytes],
+                                                                              decoded: bytes) -> None:
+    decoder = BodyDecoder(("gzip",), 1 << 20)
+    got = b""
+    with pytest.raises(CorruptBody) as refused:
+        for pieces in [*map(decoder.feed, chunks), decoder.end()]:
+            for piece in pieces:
+                got += piece
+    assert got == decoded, "what was decoded before the corruption, nothing after"
+    assert str(refused.value) in ("bytes after the end of the compressed stream",
+                                  "the compressed stream ended before its end")
+
+
+def test_the_body_decoder_stops_a_bomb_at_its_ceiling_in_bounded_steps() -> None:
+    bomb = gzip_bomb()
+    tracemalloc.start()
+    try:
+        decoder = BodyDecoder(("gzip",), MAX_DECODED_BODY_BYTES)
+        total, largest = 0, 0
+        with pytest.raises(DecodedBodyTooLarge):
+            for piece in decoder.feed(bomb):  # the whole bomb in one chunk
+                total += len(piece)
+                largest = max(largest, len(piece))
+                del piece
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert total == decoder.decoded == MAX_DECODED_BODY_BYTES and largest == DECODE_STEP_BYTES
+    # The decoder holds the chunk's unconsumed tail (a copy of at most the chunk) and a piece or two (~450 KB
+    # measured); decoding the chunk at once takes the ceiling's 64 MiB.
+    assert peak < 2 * 1024 * 1024, f"peak {peak} bytes"
+
+
+def test_the_body_decoder_passes_a_body_of_exactly_its_ceiling_and_cuts_one_byte_more() -> None:
+    body = bytes(range(256)) * 1000
+    assert decode_all(("gzip",), [gzip.compress(body)], ceiling=len(body)) == body
+    decoder = BodyDecoder(("gzip",), len(body) - 1)
+    got = b""
+    with pytest.raises(DecodedBodyTooLarge):
+        for piece in decoder.feed(gzip.compress(body)):
+            got += piece
+    assert got == body[:-1]
+
+
+def test_the_body_decoder_counts_every_layer_of_a_chain_against_its_ceiling() -> None:
+    # An inner raw deflate stream of 40000 empty stored blocks and an empty final one: 200 KB that decode to
+    # nothing, gzipped to under 1 KB. Its pieces (64 KiB each at most) pass a 100 KB ceiling one by one; their sum
+    # does not.
+    inner = b"\x00\x00\x00\xff\xff" * 40000 + b"\x01\x00\x00\xff\xff"
+    outer = gzip.compress(inner)
+    assert len(outer) < 1000 and decode_all(("deflate", "gzip"), [outer]) == b""
+    with pytest.raises(DecodedBodyTooLarge):
+        decode_all(("deflate", "gzip"), [outer], ceiling=100_000)
+
+
+@pytest.mark.parametrize(("values", "codings"), [
+    ([], ()), ([""], ()), (["identity"], ()), (["Identity, ,identity,"], ()), (["gzip"], ("gzip",)),
+    (["X-GZIP"], ("x-gzip",)), ([" deflate "], ("deflate",)), (["gzip, deflate"], ("gzip", "deflate")),
+    (["gzip", "identity, deflate"], ("gzip", "deflate")), (["gzip"] * 4, ("gzip",) * 4),
+])
+def test_content_encoding_lines_parse_into_the_codings_to_undo(values: list[str], codings: tuple[str, ...]) -> None:
+    assert parse_content_encoding(values) == codings
+
+
+@pytest.mark.parametrize("values", [["br"], ["zstd"], ["compress"], ["x-compress"], ["gzip, br"], ["gzip", "br"],
+                                   [CANARY_CODING], ["gzip;q=1"], ["gzip"] * 5, ["gzip, gzip, gzip, gzip, gzip"]])
+def test_content_encoding_outside_the_decoded_set_is_refused_without_repeating_it(values: list[str]) -> None:
+    with pytest.raises(UnsupportedEncoding) as refused:
+        parse_content_encoding(values)
+    assert not any(token.strip() in str(refused.value) for value in values for token in value.split(","))
 
 
 # --- Host names: DNS rebinding -------------------------------------------------------------------------
