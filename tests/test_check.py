@@ -32,6 +32,7 @@ from webclient._check import (
     SessionFactory,
     canary_capture,
     check_capture,
+    check_growth,
     cut_patterns,
     error_event,
     growth_site,
@@ -930,7 +931,7 @@ TEXT_CHANNELS = {"text": "text", "reasoning": "reasoning", "thinking": "reasonin
 #: Per route: each structure the growth check grows and the stages that may end it.
 STRUCTURES = {
     "openai-chat": {"text": ["retained", "text"], "reasoning": ["retained", "text"],
-                    "tool_input": ["retained", "tool_calls", "tool_input"],
+                    "tool_input": ["retained", "tool_input"],
                     "call_index_aliases": ["retained", "tool_calls"], "choices": ["blocks", "retained"],
                     "logprobs": ["items", "retained"], "citations": ["citations", "items", "retained"]},
     "openai-responses": {"text": ["retained", "text"], "refusal": ["retained", "text"],
@@ -942,8 +943,8 @@ STRUCTURES = {
                            "citations": ["citations", "items", "retained"]},
     "gemini": {"text": ["retained", "text"], "thought": ["retained", "text"],
                "argument_paths": ["retained", "tool_input"], "argument_values": ["retained", "tool_input"],
-               "candidates": ["blocks", "retained"], "message_parts": ["retained", "signatures"],
-               "items": ["items", "retained"], "calls": ["retained", "tool_calls", "tool_input"]},
+               "candidates": ["blocks", "retained"], "message_parts": ["retained"],
+               "items": ["items", "retained"], "calls": ["retained", "tool_calls"]},
 }
 
 
@@ -954,23 +955,30 @@ def growth_prefix(route: str) -> bytes:
     return data[:site]
 
 
+def grow(route: str, case: Any, limits: Limits, budget: int = 8 * 1024 * 1024) -> tuple[StreamResult, bool]:
+    """The route's growth prefix, then ``case``'s events up to ``budget`` bytes (as the growth check feeds
+    them): the result, and whether the session ended within the budget."""
+    session = session_factory(route, limits=limits)()
+    session.open(200, "text/event-stream")
+    session.feed(growth_prefix(route))
+    assert not session.done
+    for chunk in feed_chunks(case, budget):
+        session.feed(chunk)
+        if session.done:
+            break
+    done = session.done
+    return session.finish(), done
+
+
 @pytest.mark.parametrize("route", ROUTE_NAMES)
 def test_every_growth_case_trips_a_ceiling_of_the_structure_it_names(route: str) -> None:
-    prefix = growth_prefix(route)
     tripped = {}
     for case in growth_cases(route, OWN_CEILINGS):
-        session = session_factory(route, limits=OWN_CEILINGS)()
-        session.open(200, "text/event-stream")
-        session.feed(prefix)
-        assert not session.done
-        for chunk in feed_chunks(case, 8 * 1024 * 1024):
-            session.feed(chunk)
-            if session.done:
-                break
-        result = session.finish()
+        result, _ = grow(route, case, OWN_CEILINGS)
         tripped[case.name] = (result.outcome, result.stage in case.stages)
         grown = [name for name in ("text", "reasoning", "refusal") if len(getattr(result, name)) >= 1024]
         assert grown == ([TEXT_CHANNELS[case.name]] if case.name in TEXT_CHANNELS else []), case.name
+        assert (len(result.usage or {}) >= 1024) == (case.name == "usage_keys"), case.name  # the usage kept grew
     assert len(tripped) >= 5
     assert tripped == dict.fromkeys(tripped, (Outcome.BUFFER_LIMIT, True))
 
@@ -1034,19 +1042,23 @@ def test_growth_events_of_a_growing_case_open_the_next_fresh_index_every_time() 
 
 
 def test_growth_verdict_accepts_buffer_limit_at_retained_or_the_structures_own_stages_only() -> None:
-    case = next(c for c in growth_cases(CHAT, DEFAULT_LIMITS) if c.name == "tool_input")
-    assert case.stages == {"tool_input", "tool_calls"}
+    case = next(c for c in growth_cases(CHAT, DEFAULT_LIMITS) if c.name == "citations")
+    assert case.stages == {"citations", "items"}
     assert growth_verdict(case, "buffer_limit", "retained", True) is None
-    assert growth_verdict(case, "buffer_limit", "tool_calls", True) is None
-    assert growth_verdict(case, "buffer_limit", "tool_input", True) is None
-    wrong = "tool_input did not end as buffer_limit at retained or tool_calls/tool_input"
+    assert growth_verdict(case, "buffer_limit", "citations", True) is None
+    assert growth_verdict(case, "buffer_limit", "items", True) is None
+    wrong = "citations did not end as buffer_limit at retained or citations/items"
     assert growth_verdict(case, "buffer_limit", "text", True) == wrong
     assert growth_verdict(case, "buffer_limit", None, True) == wrong
-    assert growth_verdict(case, "protocol_error", "tool_input", True) == wrong
+    assert growth_verdict(case, "protocol_error", "citations", True) == wrong
     assert growth_verdict(case, "complete", None, True) == wrong
-    unbounded = "tool_input grew past the budget without a ceiling"
+    unbounded = "citations grew past the budget without a ceiling"
     assert growth_verdict(case, "buffer_limit", "retained", False) == unbounded
     assert growth_verdict(case, None, None, False) == unbounded
+    parts = next(c for c in growth_cases(GEMINI, DEFAULT_LIMITS) if c.name == "message_parts")
+    assert parts.stages == set() and growth_verdict(parts, "buffer_limit", "retained", True) is None
+    assert growth_verdict(parts, "buffer_limit", "signatures", True) == (
+        "message_parts did not end as buffer_limit at retained")
 
 
 @pytest.mark.parametrize("route", ROUTE_NAMES)
@@ -1060,3 +1072,128 @@ def test_growth_cases_are_frozen_and_slotted() -> None:
     with pytest.raises(dataclasses.FrozenInstanceError):
         case.name = "x"  # type: ignore[misc]
     assert not hasattr(case, "__dict__")
+
+
+# -- each growth case fails when the structure it names is left unbounded ---------------------------
+
+
+def growth_only(route: str, limits: Limits) -> CheckResult:
+    """The growth check alone, as ``check_capture`` runs it, on the route's complete recording."""
+    data = next(c.data for c in COMPLETE if c.route == route)
+    return check_growth(data, session_factory(route, limits=limits), scan_capture(data, route), route, limits)
+
+
+def _merged_usage_uncharged(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Anthropic usage merged without its charge: nothing bounds its keys."""
+    from webclient._routes._base import RouteAccumulator
+
+    monkeypatch.setattr(RouteAccumulator, "_charge_merged_usage", lambda self, usage: True)
+
+
+def _parts_uncharged(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Gemini message parts kept without their entry against retained."""
+    from webclient._routes.gemini import GeminiAccumulator
+
+    def add_part(self: Any, st: Any, part: Any) -> bool:
+        st.parts.append(part)
+        return True
+
+    monkeypatch.setattr(GeminiAccumulator, "_add_part", add_part)
+
+
+def _calls_uncharged(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Calls opened without the call ceiling or their entry, and a whole Gemini call's message part kept
+    without its entry: only each call's own (two-character) input is charged."""
+    from webclient._routes._base import RouteAccumulator
+    from webclient._routes.gemini import GeminiAccumulator
+    from webclient._toolcalls import ToolCallBuffer, ToolCallState
+    from webclient._updates import new_call_update
+
+    def new_call(self: Any, call_id: str | None, name: str | None, kind: str = "function") -> ToolCallBuffer:
+        call = ToolCallBuffer(len(self.calls), call_id, name, kind)
+        self.calls.append(call)
+        self._emit(new_call_update(call.call, call_id, name, ToolCallState.STREAMING.value, None, False))
+        return call
+
+    add_part = GeminiAccumulator._add_part
+
+    def add_call_part(self: Any, st: Any, part: Any) -> bool:
+        if isinstance(part, dict) and "functionCall" in part:
+            st.parts.append(part)
+            return True
+        return add_part(self, st, part)
+
+    monkeypatch.setattr(RouteAccumulator, "_new_call", new_call)
+    monkeypatch.setattr(GeminiAccumulator, "_add_part", add_call_part)
+
+
+def _input_spread_over_calls(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Chat tool-call fragments each opening a new call: no tool input ever grows."""
+    from webclient._routes.openai_chat import OpenAIChatAccumulator
+
+    monkeypatch.setattr(OpenAIChatAccumulator, "_resolve",
+                        lambda self, st, index, call_id, name, kind: self._open(st, call_id, name, kind))
+
+
+#: A growth case, how a session leaves its structure unbounded, and ceilings under which the case used to pass
+#: anyway, through something else: every message_delta charged whole (usage_keys), the signature ceiling
+#: (message_parts), a tool-input ceiling below each call's arguments (calls), the call ceiling (tool_input).
+UNBOUNDED_STRUCTURES = [
+    pytest.param("anthropic-messages", "usage_keys", _merged_usage_uncharged, {}, id="anthropic-usage_keys"),
+    pytest.param(GEMINI, "message_parts", _parts_uncharged, {"max_signature_chars": 4096}, id="gemini-message_parts"),
+    pytest.param(GEMINI, "calls", _calls_uncharged, {"max_tool_input_chars": 100}, id="gemini-calls"),
+    pytest.param(CHAT, "tool_input", _input_spread_over_calls, {"max_retained_chars": 1 << 20}, id="chat-tool_input"),
+]
+
+
+@pytest.mark.parametrize(("route", "name", "unbound", "ceilings"), UNBOUNDED_STRUCTURES)
+def test_a_growth_case_fails_when_the_structure_it_names_is_left_unbounded(
+        route: str, name: str, unbound: Callable[[pytest.MonkeyPatch], None], ceilings: dict[str, int],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    limits = dataclasses.replace(limits_for(next(c.data for c in COMPLETE if c.route == route)), **ceilings)
+    assert growth_only(route, limits).passed
+    unbound(monkeypatch)
+    growth = growth_only(route, limits)
+    assert growth.failures == 1
+    assert growth.first_failure is not None and growth.first_failure.case == f"growth:{name}"
+
+
+def test_usage_key_growth_fails_check_when_merged_usage_is_not_charged(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The whole ``check`` run: only its growth verdict, for usage_keys only, fails."""
+    data = next(c.data for c in COMPLETE if c.route == "anthropic-messages")
+    assert run_check("anthropic-messages", data).passed
+    _merged_usage_uncharged(monkeypatch)
+    report = run_check("anthropic-messages", data)
+    assert failed_checks(report) == {"growth"}
+    growth = by_name(report)["growth"]
+    assert growth.failures == 1 and growth.first_failure is not None
+    assert (growth.first_failure.case, growth.first_failure.problem) == (
+        "growth:usage_keys", "usage_keys grew past the budget without a ceiling")
+
+
+def test_usage_keys_trip_only_because_new_keys_arrive() -> None:
+    """The same events with their keys sent again (cumulative counts, as Anthropic sends them) never trip:
+    what ends the case is the merged usage's key growth, not the events."""
+    case = next(c for c in growth_cases("anthropic-messages", OWN_CEILINGS) if c.name == "usage_keys")
+    result, done = grow("anthropic-messages", case, OWN_CEILINGS, 1 << 20)
+    assert done and (result.outcome, result.stage) == (Outcome.BUFFER_LIMIT, "items")
+    again = dataclasses.replace(case, grow=lambda k: case.grow(0))
+    result, done = grow("anthropic-messages", again, OWN_CEILINGS, 1 << 20)
+    keys = case.grow(0)[1]["usage"].keys()
+    assert not done and result.usage is not None and keys <= result.usage.keys() and len(result.usage) < 2 * len(keys)
+
+
+def test_message_parts_accept_the_signature_ceiling_only_when_it_comes_before_the_retained_one() -> None:
+    """Each part grown is one entry (64) and one signature character: below ``max_retained_chars // 64``
+    the signature ceiling may end the case first, and only then is it accepted."""
+    def stages(retained: int) -> frozenset[str]:
+        limits = Limits(max_signature_chars=4096, max_retained_chars=retained)
+        return next(c for c in growth_cases(GEMINI, limits) if c.name == "message_parts").stages
+
+    assert stages(64 * 4096 + 63) == set()
+    assert stages(64 * 4097) == {"signatures"}
+    # At the boundary the retained ceiling does come first.
+    limits = Limits(max_signature_chars=4096, max_retained_chars=64 * 4096 + 63)
+    case = next(c for c in growth_cases(GEMINI, limits) if c.name == "message_parts")
+    result, done = grow(GEMINI, case, limits)
+    assert done and (result.outcome, result.stage) == (Outcome.BUFFER_LIMIT, "retained")

@@ -218,9 +218,10 @@ def _anthropic_cases() -> Iterator[Growth]:
               {"type": "input_json_delta", "partial_json": '"}'})), 40)
     yield Growth("anthropic-blocks", ANTHROPIC, lambda n: anthropic_stream(
         [e for i in range(n) for e in block(i, {"type": "text", "text": ""})]), 12)
-    # The issue's case: message_delta after message_delta, each adding usage keys.
+    # The issue's case: message_delta after message_delta, each adding usage keys (charged by key: about
+    # 14 characters each).
     yield Growth("anthropic-usage-keys", ANTHROPIC, lambda n: anthropic_stream(
-        [{"type": "message_delta", "delta": {}, "usage": {f"key_{i}": i}} for i in range(n)]), 20)
+        [{"type": "message_delta", "delta": {}, "usage": {f"key_{i}": i}} for i in range(n)]), 80)
     yield Growth("anthropic-citations", ANTHROPIC, lambda n: anthropic_stream(
         block(0, {"type": "text", "text": ""},
               *[{"type": "citations_delta", "citation": {"type": "char_location", "cited_text": "c"}}] * n)), 12)
@@ -357,11 +358,47 @@ def test_repeated_empty_string_values_of_one_path_hold_nothing_more() -> None:
     assert candidate.streaming is not None and candidate.streaming.parts == []
 
 
-def test_a_merged_usage_object_is_bounded_by_the_item_ceiling() -> None:
+def usage_view(data: bytes, **session_kwargs: Any) -> tuple[str, str | None, int, object]:
+    """``(outcome, stage, retained chars, usage)`` of an Anthropic stream, the same under every chunking (as
+    :func:`outcome_of` samples them)."""
+    def run(chunks: list[bytes]) -> tuple[str, str | None, int, object]:
+        session = replay(ANTHROPIC, chunks, **session_kwargs)
+        assert session.result is not None
+        return session.result.outcome.value, session.result.stage, session.retained_chars, session.result.usage
+
+    return assert_chunking_invariant(run, data, random_count=20, every_split_max=256)
+
+
+def test_a_merged_usage_object_is_charged_its_json_length_against_the_item_ceiling() -> None:
+    """Keys merged from message_start and every message_delta: the object kept is charged exactly its JSON
+    length, so the item ceiling holds at that length and trips one character below it. A merge that does
+    not fit (the item or the retained ceiling) is not kept."""
     deltas = [{"type": "message_delta", "delta": {}, "usage": {f"key_{i}": i}} for i in range(20)]
     data = anthropic_stream(deltas)
-    size = len(json.dumps(deltas[0], separators=(",", ":")))
-    assert outcome_of(ANTHROPIC, data, limits=Limits(max_item_chars=10 * size)) == ("buffer_limit", "items")
+    merged = {"input_tokens": 1, **{f"key_{i}": i for i in range(20)}, "output_tokens": 1}
+    size = len(json.dumps(merged))
+    outcome, _, total, usage = usage_view(data, limits=Limits(max_item_chars=size))
+    assert (outcome, usage) == ("complete", merged)
+    before = {k: v for k, v in merged.items() if k != "output_tokens"}  # the last delta's key, the last charge
+    view = usage_view(data, limits=Limits(max_item_chars=size - 1))
+    assert (view[0], view[1], view[3]) == ("buffer_limit", "items", before)
+    view = usage_view(data, limits=Limits(max_retained_chars=total - 1))
+    assert (view[0], view[1], view[3]) == ("buffer_limit", "retained", before)
+
+
+def test_cumulative_usage_sent_again_is_charged_once() -> None:
+    """Anthropic's message_delta counts are cumulative: the same keys again overwrite their values and
+    cost nothing more, however many deltas carry them (charging each merge whole would trip the item
+    ceiling here after two)."""
+    usage = {"input_tokens": 1, "output_tokens": 1}
+
+    def stream(n: int) -> bytes:
+        return anthropic_stream([{"type": "message_delta", "delta": {}, "usage": usage}] * n)
+
+    limits = Limits(max_item_chars=len(json.dumps(usage)))
+    once = usage_view(stream(1), limits=limits)
+    assert once[::3] == ("complete", usage)
+    assert usage_view(stream(200), limits=limits) == once
 
 
 # -- replaced values are not accumulated ----------------------------------------------------------

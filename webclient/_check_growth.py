@@ -7,6 +7,13 @@ items, message parts, usage keys, logprobs, citations ... (:data:`GROWTH`). The 
 ``buffer_limit`` with the ``retained`` stage or the structure's own ceiling, before the check has fed
 :func:`growth_budget` characters: enough for any structure to pass ``max_retained_chars`` twice.
 
+Each case grows only the structure it names, and accepts only that structure's stages, so it fails when
+that structure is left unbounded: a tool input grows within one call (not across new calls), calls carry
+empty arguments, usage keys are new in every event (the merged usage is charged by key, so keys sent
+again cost nothing). Message parts have no ceiling of their own, and each part grown carries a
+one-character signature: the signature ceiling is accepted for them only under limits where it comes
+before the retained ceiling does.
+
 Injected events open fresh indexes (:data:`FRESH`) so they never collide with the capture's own, carry no
 sequence number (a stream's numbers are optional) and are sized to fit the configured line ceiling; when
 no event fits (a line ceiling below :data:`MIN_LINE_CHARS`) the check is not applicable.
@@ -19,7 +26,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ._limits import Limits
+from ._limits import ENTRY_CHARS, Limits
 
 #: The first index of the choices, blocks, items and calls the check opens (far from any real one).
 FRESH = 1_000_000
@@ -55,7 +62,7 @@ def _stages(*names: str) -> frozenset[str]:
     return frozenset(names)
 
 
-def _chat(piece: str, entries: int) -> Iterator[Growth]:
+def _chat(piece: str, entries: int, limits: Limits) -> Iterator[Growth]:
     def chunk(*choices: dict[str, Any]) -> Event:
         return (None, {"id": "wc-check", "object": "chat.completion.chunk", "choices": list(choices)})
 
@@ -70,7 +77,8 @@ def _chat(piece: str, entries: int) -> Iterator[Growth]:
     cite = {"type": "url_citation", "url_citation": {"url": "https://example.invalid/", "title": "t"}}
     yield Growth("text", _stages("text"), (), lambda k: chunk(delta(FRESH, content=piece)))
     yield Growth("reasoning", _stages("text"), (), lambda k: chunk(delta(FRESH, reasoning_content=piece)))
-    yield Growth("tool_input", _stages("tool_input", "tool_calls"), (chunk(delta(FRESH, tool_calls=[call])),),
+    # (one call, its input growing: only the input's ceiling ends it; a call count would be another structure)
+    yield Growth("tool_input", _stages("tool_input"), (chunk(delta(FRESH, tool_calls=[call])),),
                  lambda k: chunk(delta(FRESH, tool_calls=[{"index": 0, "function": {"arguments": piece}}])))
     yield Growth("call_index_aliases", _stages("tool_calls"), (chunk(delta(FRESH, tool_calls=[call])),),
                  lambda k: chunk(delta(FRESH, tool_calls=[{"index": i, "id": "wc-check-call"} for i in span(k)])))
@@ -81,7 +89,7 @@ def _chat(piece: str, entries: int) -> Iterator[Growth]:
                  lambda k: chunk(delta(FRESH, annotations=[cite] * entries)))
 
 
-def _gemini(piece: str, entries: int) -> Iterator[Growth]:
+def _gemini(piece: str, entries: int, limits: Limits) -> Iterator[Growth]:
     def chunk(*parts: dict[str, Any], index: int = FRESH) -> Event:
         return (None, {"candidates": [{"index": index, "content": {"role": "model", "parts": list(parts)}}]})
 
@@ -98,18 +106,23 @@ def _gemini(piece: str, entries: int) -> Iterator[Growth]:
         "willContinue": True, "partialArgs": [{"jsonPath": "$.s", "stringValue": piece}]}}))
     yield Growth("candidates", _stages("blocks"), (), lambda k: (None, {"candidates": [
         {"index": FRESH + 1 + k * entries + i, "content": {"parts": [{"text": "c"}]}} for i in range(entries)]}))
-    yield Growth("message_parts", _stages("signatures"), (),
+    # Message parts have no ceiling of their own: each is an entry against retained. Every part that is
+    # kept carries something with a ceiling; a signature-only part carries the least (one character), so
+    # the signature ceiling is accepted only when it comes before the parts the retained ceiling holds.
+    signed = limits.max_signature_chars < limits.max_retained_chars // ENTRY_CHARS
+    yield Growth("message_parts", _stages("signatures") if signed else _stages(), (),
                  lambda k: chunk(*({"thoughtSignature": "s"} for _ in range(entries))))
     yield Growth("items", _stages("items"), (), lambda k: chunk(*(code for _ in range(entries))))
-    yield Growth("calls", _stages("tool_calls", "tool_input"), (),
-                 lambda k: chunk({"functionCall": {"name": "wc_check", "args": {"q": piece}}}))
+    # (whole calls with empty arguments: the calls grow, no input does)
+    yield Growth("calls", _stages("tool_calls"), (),
+                 lambda k: chunk({"functionCall": {"name": "wc_check", "args": {}}}))
 
 
 def _typed(kind: str, **fields: Any) -> Event:
     return (kind, {"type": kind, **fields})
 
 
-def _anthropic(piece: str, entries: int) -> Iterator[Growth]:
+def _anthropic(piece: str, entries: int, limits: Limits) -> Iterator[Growth]:
     def start(block: dict[str, Any], index: int = FRESH) -> Event:
         return _typed("content_block_start", index=index, content_block=block)
 
@@ -128,13 +141,15 @@ def _anthropic(piece: str, entries: int) -> Iterator[Growth]:
                  (start({"type": "server_tool_use", "id": "wc", "name": "web_search", "input": {}}),),
                  lambda k: delta(type="input_json_delta", partial_json=piece))
     yield Growth("blocks", _stages("blocks"), (), lambda k: start({"type": "text", "text": "b"}, FRESH + 1 + k))
+    # Usage is merged (cumulative counts) and charged by key: only keys not seen before grow it, to the
+    # item ceiling (keys sent again cost nothing more).
     yield Growth("usage_keys", _stages("items"), (), lambda k: _typed(
         "message_delta", delta={}, usage={f"k{i}": i for i in range(k * entries, (k + 1) * entries)}))
     yield Growth("citations", _stages("citations", "items"), (text,),
                  lambda k: delta(type="citations_delta", citation=citation))
 
 
-def _responses(piece: str, entries: int) -> Iterator[Growth]:
+def _responses(piece: str, entries: int, limits: Limits) -> Iterator[Growth]:
     def added(item: dict[str, Any], index: int = FRESH) -> Event:
         return _typed("response.output_item.added", output_index=index, item=item)
 
@@ -153,8 +168,9 @@ def _responses(piece: str, entries: int) -> Iterator[Growth]:
         annotation={"type": "url_citation", "url": "https://example.invalid/", "title": piece[:64]}))
 
 
-#: route -> the structures its growth cases grow, given a content piece and an entry count.
-GROWTH: dict[str, Callable[[str, int], Iterator[Growth]]] = {
+#: route -> the structures its growth cases grow, given a content piece, an entry count and the limits
+#: (a stage accepted only under some ceilings).
+GROWTH: dict[str, Callable[[str, int, Limits], Iterator[Growth]]] = {
     "openai-chat": _chat,
     "gemini": _gemini,
     "anthropic-messages": _anthropic,
@@ -169,7 +185,7 @@ def cases(route: str, limits: Limits) -> list[Growth]:
         return []
     piece = "x" * max(1, min(PIECE_CHARS, room // 2))
     entries = max(1, min(ENTRIES, room // 96))
-    return list(GROWTH[route](piece, entries))
+    return list(GROWTH[route](piece, entries, limits))
 
 
 def growth_budget(limits: Limits) -> int:
@@ -214,7 +230,8 @@ def verdict(case: Growth, outcome: str | None, stage: str | None, done: bool) ->
     if not done:
         return f"{case.name} grew past the budget without a ceiling"
     if outcome != "buffer_limit" or stage not in case.stages | {"retained"}:
-        return f"{case.name} did not end as buffer_limit at retained or {'/'.join(sorted(case.stages))}"
+        own = f" or {'/'.join(sorted(case.stages))}" if case.stages else ""
+        return f"{case.name} did not end as buffer_limit at retained{own}"
     return None
 
 

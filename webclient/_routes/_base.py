@@ -303,7 +303,9 @@ class RouteAccumulator:
       current charge replaces the previous one (:meth:`_hold_as`, :meth:`_finish`, :meth:`_sign`);
       an object from an event is charged the event's length, or, above
       :data:`~webclient._limits.MEASURE_ABOVE_CHARS`, its own JSON length, measured once
-      (:meth:`_charge_usage`); merged usage (Anthropic) adds each merge to the charge;
+      (:meth:`_charge_usage`); merged usage (Anthropic) is charged by key, each key's entry
+      replacing its previous charge, so the charge is the merged object's JSON length
+      (:meth:`_charge_merged_usage`);
     * the response id and model: their length, once.
 
     Structures without a ceiling of their own get one from the per-structure limits: call-index
@@ -358,6 +360,7 @@ class RouteAccumulator:
         "_run_start",
         "_signature_chars",
         "_started",
+        "_usage_entries",
         "calls",
         "failure",
         "keepalives",
@@ -409,6 +412,8 @@ class RouteAccumulator:
         # the running total, and what each replaceable value (usage, stop reason ...) is charged now.
         self._retained = 0
         self._replaced: dict[object, int] = {}
+        # Merged usage (_charge_merged_usage): each key kept -> what its entry is charged now.
+        self._usage_entries: dict[str, int] = {}
         # Retained-object accounting: the current event's data length and sequence number, the
         # last event already charged, and the running totals (see _retain / _sign / _cite).
         self._event_size = 0
@@ -779,18 +784,39 @@ class RouteAccumulator:
         return True
 
     def _charge_usage(self, usage: dict[str, Any], merge: bool = False) -> bool:
-        """The provider's usage object is about to be stored: replacing the last one, or with
-        ``merge`` updated into it (its charge then grows by this one's). Ceilings: ``items`` for the
-        object, ``retained`` for the account. Returns False on failure."""
-        size = self._event_size  # the event's length, or above MEASURE_ABOVE_CHARS the object's own
+        """The provider's usage object is about to be stored: replacing the last one (charged the
+        event's length, or above MEASURE_ABOVE_CHARS the object's own, measured once), or with
+        ``merge`` updated into it (:meth:`_charge_merged_usage`). Ceilings: ``items`` for the object
+        kept, ``retained`` for the account. Returns False on failure (nothing is charged then)."""
+        if merge:
+            return self._charge_merged_usage(usage)
+        size = self._event_size
         if size > MEASURE_ABOVE_CHARS:
             size = len(_dumps_text(usage))
-        if merge:
-            size += self._replaced.get("usage", 0)
         if size > self._max_items:
             self._fail(Outcome.BUFFER_LIMIT, "items")
             return False
         return self._hold_as("usage", size)
+
+    def _charge_merged_usage(self, usage: dict[str, Any]) -> bool:
+        """``usage`` is about to be merged into the kept one (``dict.update``: Anthropic's counts are
+        cumulative, each ``message_delta`` overwrites the keys it sends). Each key is charged its
+        entry's JSON length (``"key": value`` and a separator), replacing what that key was charged
+        before, so the charge is the merged object's JSON length: a key sent again costs only the change
+        in its value's length, and the charge grows only with new keys or longer values. Measured
+        entry by entry, in time linear in the event. Ceilings as in :meth:`_charge_usage`."""
+        entries = self._usage_entries
+        charged = {key: len(_dumps_text(key)) + len(_dumps_text(value)) + 4 for key, value in usage.items()}
+        size = self._replaced.get("usage", 0)
+        for key, chars in charged.items():
+            size += chars - entries.get(key, 0)
+        if size > self._max_items:
+            self._fail(Outcome.BUFFER_LIMIT, "items")
+            return False
+        if not self._hold_as("usage", size):
+            return False
+        entries.update(charged)
+        return True
 
     def retained_chars(self) -> int:
         """The retained-size account now (see the class docstring)."""

@@ -296,8 +296,8 @@ class AnthropicMessagesAccumulator(RouteAccumulator):
             return
         self._identity(message.get("id"), message.get("model"))
         usage = message.get("usage")
-        if usage.__class__ is dict and self._charge_usage(usage):
-            self.usage = dict(usage)
+        if usage.__class__ is dict:
+            self._merge_usage(usage)
 
     def _message_delta(self, obj: dict[str, Any]) -> None:
         delta = obj.get("delta")
@@ -313,9 +313,16 @@ class AnthropicMessagesAccumulator(RouteAccumulator):
                 return
             self.stop_reason = reason
         usage = obj.get("usage")
-        if usage.__class__ is dict and self._charge_usage(usage, merge=True):
-            # message_delta usage is cumulative: it overwrites the message_start values (and may
-            # add keys, so its charge grows with every merge).
+        if usage.__class__ is dict:
+            self._merge_usage(usage)
+
+    def _merge_usage(self, usage: dict[str, Any]) -> None:
+        """``message_start``'s usage, then each ``message_delta``'s, merged into one object: the
+        counts are cumulative, so a later value overwrites an earlier one, and keys only one event
+        sends (``message_start``'s ``input_tokens`` when a delta leaves it out) are kept, as the SDK's
+        ``accumulate_event`` does. Charged by key (:meth:`~RouteAccumulator._charge_merged_usage`):
+        a key sent again costs nothing more, new keys grow the charge up to the item ceiling."""
+        if self._charge_usage(usage, merge=True):
             if self.usage is None:
                 self.usage = {}
             self.usage.update(usage)
