@@ -48,10 +48,10 @@ def request(base_url: str, target: str, *, method: str = "GET", headers: dict[st
     head = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
     with socket.create_connection(address(base_url), timeout=READ_TIMEOUT) as sock:
         sock.sendall(head + body)
-        data = b""
+        data = bytearray()  # (bytes += would copy the whole response per read: quadratic in its size)
         while chunk := sock.recv(65536):
             data += chunk
-    return parse(data)
+    return parse(bytes(data))
 
 
 def parse(data: bytes) -> RawResponse:
