@@ -115,6 +115,7 @@ MODULE_TESTS: dict[str, list[str]] = {
     # The demo server's defences (not part of the package; the same tool works on any module).
     "demo_site/hosts.py": ["tests/test_demo_server_security.py"],
     "demo_site/redact.py": ["tests/test_demo_server_security.py"],
+    "demo_site/content_decoding.py": ["tests/test_demo_server_security.py"],
     # Per route: its edge tests first (fast and specific), then its route and vocabulary tests, then what
     # every route shares (edges across routes, values, the retained ceiling, next turn, the contracts).
     "webclient/_session.py": ["tests/test_edges_session.py", "tests/test_session_lifecycle.py",

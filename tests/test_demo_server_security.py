@@ -669,7 +669,8 @@ def test_the_body_decoder_stops_a_bomb_at_its_ceiling_in_bounded_steps() -> None
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
-    assert total == decoder.decoded == MAX_DECODED_BODY_BYTES and largest == DECODE_STEP_BYTES
+    # (2**16: aiohttp's own read chunk, the bound DECODE_STEP_BYTES documents)
+    assert total == decoder.decoded == MAX_DECODED_BODY_BYTES and largest == DECODE_STEP_BYTES == 2**16
     # The decoder holds the chunk's unconsumed tail (a copy of at most the chunk) and a piece or two (~450 KB
     # measured); decoding the chunk at once takes the ceiling's 64 MiB.
     assert peak < 2 * 1024 * 1024, f"peak {peak} bytes"
@@ -684,6 +685,63 @@ def test_the_body_decoder_passes_a_body_of_exactly_its_ceiling_and_cuts_one_byte
         for piece in decoder.feed(gzip.compress(body)):
             got += piece
     assert got == body[:-1]
+    assert decoder.decoded == len(body) - 1, "a piece cut at the ceiling counts as the ceiling"
+
+
+def test_the_body_decoder_refuses_a_ceiling_or_step_below_one_and_an_empty_chain() -> None:
+    for ceiling, step in ((0, 1), (1, 0), (0, 0), (-1, 5)):
+        with pytest.raises(ValueError, match="must be positive"):
+            BodyDecoder(("gzip",), ceiling, step=step)
+    assert decode_all(("gzip",), [gzip.compress(b"")]) == b""
+    decoder = BodyDecoder(("gzip",), 1, step=1)  # the smallest ceiling and step are usable
+    pieces: list[bytes] = []
+    with pytest.raises(DecodedBodyTooLarge):
+        for piece in decoder.feed(gzip.compress(b"ab")):
+            pieces.append(piece)
+    assert pieces == [b"a"]
+    with pytest.raises(ValueError, match="at least one coding"):
+        BodyDecoder((), 1)
+
+
+def test_a_body_labelled_gzip_must_be_gzip_not_zlib() -> None:
+    """The label decides the format: a zlib stream sent as ``gzip`` is corrupt (zlib's automatic detection of
+    either header is not used)."""
+    with pytest.raises(CorruptBody):
+        decode_all(("gzip",), [zlib.compress(b"data: x\n\n")])
+    assert decode_all(("deflate",), [zlib.compress(b"data: x\n\n")]) == b"data: x\n\n"
+
+
+#: The 28 bytes of the stored block below.
+STORED = b"data: twenty-eight bytes...\n"
+def raw_stored(first: int) -> bytes:
+    """A raw deflate stream: a stored block holding :data:`STORED` whose first byte is ``first`` (its low three bits
+    0: BFINAL 0, BTYPE 00; the rest padding, which inflate skips), then an empty final stored block. With the
+    length's low byte (0x1c) next, its first two bytes can look like a zlib header."""
+    assert first & 0x07 == 0 and len(STORED) == 0x1C
+    return bytes([first]) + b"\x1c\x00\xe3\xff" + STORED + b"\x01\x00\x00\xff\xff"
+
+
+@pytest.mark.parametrize("first", [
+    # method 8 and the check bits right (0x881c is a multiple of 31), but a 64 KiB window (CINFO 8), which zlib refuses
+    pytest.param(0x88, id="window-too-large"),
+    # method 8 and zlib's usual 32 KiB window (0x78), but the check bits wrong (0x781c % 31 == 27)
+    pytest.param(0x78, id="check-bits-wrong"),
+])
+def test_deflate_whose_first_bytes_are_no_valid_zlib_header_is_read_as_raw_deflate(first: int) -> None:
+    body = raw_stored(first)
+    assert first & 0x0F == 8, "method 8: it passes zlib's first check"
+    window_ok, check_ok = first >> 4 <= 7, ((first << 8) | 0x1C) % 31 == 0
+    assert window_ok != check_ok, "and fails exactly one of the other two"
+    assert zlib.decompress(body, -zlib.MAX_WBITS) == STORED
+    for chunks in ([body], [body[:1], body[1:]]):
+        assert decode_all(("deflate",), chunks) == STORED
+
+
+def test_a_two_byte_deflate_body_is_read_once_both_bytes_are_in() -> None:
+    empty_raw = b"\x03\x00"  # an empty final block with fixed codes: the shortest raw deflate stream
+    assert zlib.decompress(empty_raw, -zlib.MAX_WBITS) == b""
+    assert decode_all(("deflate",), [empty_raw]) == b""
+    assert decode_all(("deflate",), [empty_raw[:1], empty_raw[1:]]) == b""
 
 
 def test_the_body_decoder_counts_every_layer_of_a_chain_against_its_ceiling() -> None:
