@@ -14,10 +14,12 @@
 //   esp_td         the peer: eventsource-parser 4.x fed by one TextDecoder({stream: true}), reader.read() loop
 //   esp_tds        the second, labelled baseline: eventsource-parser fed by stream.pipeThrough(TextDecoderStream)
 //   wc_bridge      webclient decode+SSE through the bridge: read_batches(fast=True) (the kit's pump) feeding one
-//                  EventStreamParser, which is exactly BrowserStream's read + parse step
+//                  EventStreamParser through feed_tuples, which is exactly BrowserStream's read + parse step (the
+//                  session reads its events as plain (type, data, last_event_id) tuples)
+//   wc_bridge_obj  the same through EventStreamParser.feed, each event an SSEEvent object (a caller of the parser)
 //   wc_per_chunk   the bridge before read-ahead, for the account: a JS loop calling Python once per chunk, one
-//                  EventStreamParser.feed per chunk
-//   wc_local       EventStreamParser over the same chunks already in Python memory (no bridge at all)
+//                  EventStreamParser.feed_tuples per chunk
+//   wc_local       EventStreamParser.feed_tuples over the same chunks already in Python memory (no bridge at all)
 //   wc_local_batch the same in pieces the size of the bridge's batches (what is left is the bridge's own cost)
 //   wc_bridge_only the bridge alone: read_batches(fast=True) handing every batch to a Python callback that only
 //                  counts its chunks, timed next to js_read, a JS-only read loop over the same stream
@@ -43,15 +45,16 @@ LOCAL = {}
 # too, and then the count check against CPython's events in runBench() fails: no stream here holds one).
 _count = len
 
-async def _bridge(stream):
+async def _bridge(stream, objects=False):
     parser = EventStreamParser()
+    feed = parser.feed if objects else parser.feed_tuples
     count = 0
     def on_batch(data, sizes):
         nonlocal count
-        count += _count(parser.feed(data))
+        count += _count(feed(data))
         return False
     await read_batches(stream.getReader(), on_batch, fast=True)
-    return count + _count(parser.close())
+    return count + _count(parser.close() if objects else parser.close_tuples())
 
 async def _bridge_only(stream):
     count = 0
@@ -67,14 +70,14 @@ async def _per_chunk(stream, loop):
     count = 0
     def feed(chunk):
         nonlocal count
-        count += _count(parser.feed(chunk.to_bytes()))
+        count += _count(parser.feed_tuples(chunk.to_bytes()))
         return False
     proxy = create_proxy(feed)
     try:
         await loop(stream.getReader(), proxy)
     finally:
         proxy.destroy()
-    return count + _count(parser.close())
+    return count + _count(parser.close_tuples())
 
 def prepare_local(name, u8, size, batch):
     data = u8.to_bytes()
@@ -86,10 +89,11 @@ def local(name, batches=False):
     parser = EventStreamParser()
     count = 0
     for chunk in LOCAL[(name, "batches") if batches else name]:
-        count += _count(parser.feed(chunk))
-    return count + _count(parser.close())
+        count += _count(parser.feed_tuples(chunk))
+    return count + _count(parser.close_tuples())
 
 bench_bridge = lambda stream: asyncio.ensure_future(_bridge(stream))
+bench_bridge_objects = lambda stream: asyncio.ensure_future(_bridge(stream, True))
 bench_bridge_only = lambda stream: asyncio.ensure_future(_bridge_only(stream))
 bench_per_chunk = lambda stream, loop: asyncio.ensure_future(_per_chunk(stream, loop))
 `;
@@ -170,10 +174,10 @@ async function espTextDecoderStream(createParser, chunks) {
 export async function runBench(py, { createParser, shapes, batchBytes, chunk = 1024, runs = 7, runtime = "?",
                                      clock = "wall", now = () => performance.now(), log = () => {} }) {
   await py.runPythonAsync(PY_SETUP);
-  const names = ["bench_bridge", "bench_bridge_only", "bench_per_chunk", "local", "prepare_local", "start_stream",
-                 "fast_path"];
+  const names = ["bench_bridge", "bench_bridge_objects", "bench_bridge_only", "bench_per_chunk", "local",
+                 "prepare_local", "start_stream", "fast_path"];
   const functions = names.map((n) => py.globals.get(n));
-  const [benchBridge, benchBridgeOnly, benchPerChunk, local, prepareLocal, startStream, fastPath] = functions;
+  const [benchBridge, benchBridgeObjects, benchBridgeOnly, benchPerChunk, local, prepareLocal, startStream, fastPath] = functions;
   const out = { runtime, chunk, runs, clock, batch_bytes: batchBytes, fast_path: fastPath(), pyodide: py.version,
                 shapes: {} };
   for (const shape of shapes) {
@@ -185,6 +189,7 @@ export async function runBench(py, { createParser, shapes, batchBytes, chunk = 1
       esp_td: () => espTextDecoder(createParser, streamOf(chunks).getReader(), false),
       esp_tds: () => espTextDecoderStream(createParser, chunks),
       wc_bridge: () => benchBridge(streamOf(chunks)),
+      wc_bridge_obj: () => benchBridgeObjects(streamOf(chunks)),
       wc_per_chunk: () => benchPerChunk(streamOf(chunks), perChunkLoop),
       wc_local: async () => local(shape.name),
       wc_local_batch: async () => local(shape.name, true),

@@ -11,7 +11,9 @@ shared by both runtimes; read its header for every contender):
   machinery costs more than the parsing, which is why it flatters whatever is compared with it);
 * webclient's decode+SSE through the bridge the demo uses: Pyodide booted from the widget kit folder as the kit's
   worker boots it (in Chromium inside a module Web Worker), the kit's static pump (``fast: true``, the default),
-  ``read_batches`` feeding one ``EventStreamParser``; with, for the account, the same parse with the bytes already
+  ``read_batches`` feeding one ``EventStreamParser`` through ``feed_tuples``, as the session reads it (each event
+  a plain ``(type, data, last_event_id)`` tuple; the same through ``feed``, each event an ``SSEEvent`` object, is
+  printed below it); with, for the account, the same parse with the bytes already
   in Python and the bridge as it was before read-ahead (one call and one feed per chunk);
 * the bridge alone (the kit's pump and ``read_batches`` handing batches to a Python callback that does nothing)
   against a JS-only read loop over the same stream, printed as microseconds per chunk, and that JS-only read's
@@ -84,6 +86,7 @@ PAGE = """<!doctype html><meta charset="utf-8"><title>webclient bridge benchmark
 DECODE_ROWS = [("esp_td", "eventsource-parser + TextDecoder (the peer)"),
                ("esp_tds", "eventsource-parser + TextDecoderStream"),
                ("wc_bridge", "webclient decode+SSE through the kit's bridge"),
+               ("wc_bridge_obj", "  the same, each event an SSEEvent object"),
                ("wc_per_chunk", "  the bridge before read-ahead (a call per chunk)"),
                ("wc_local", "  bytes already in Python (no bridge)"),
                ("wc_local_batch", "  the same, in pieces of the bridge's batches")]

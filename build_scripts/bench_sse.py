@@ -5,7 +5,11 @@ dispatched events (event type, data), which the timed run consumes as a streamin
 event is counted when it arrives and then dropped (before timing, each peer's full event list is
 compared with webclient's, so all contenders provably do the same work):
 
-- ``webclient``: ``EventStreamParser.feed`` (strict UTF-8, WHATWG parsing, default ceilings);
+- ``webclient``: ``EventStreamParser.feed_tuples`` (strict UTF-8, WHATWG parsing, default ceilings), each
+  event a plain ``(type, data, last_event_id)`` tuple: what the session hands its route, so what the
+  SSE layer delivers in the pipeline (the target is assessed on it);
+- ``webclient/SSEEvent``: ``EventStreamParser.feed``, the same events wrapped as ``SSEEvent`` objects
+  (named fields) for callers of the parser itself; its ratio to httpx-sse is printed as well;
 - ``httpx-sse``: what httpx-sse 0.4.3's ``EventSource.iter_sse`` does over ``response.iter_text()``:
   httpx's incremental ``TextDecoder``, httpx-sse's ``SSELineDecoder``, ``line.rstrip("\\n")`` and
   ``SSEDecoder.decode`` per line;
@@ -338,15 +342,18 @@ SHAPES: dict[str, tuple[str, Callable[[int], bytes]]] = {
 Events = list[tuple[str, str]]
 
 
-def webclient_runner(pipeline: Any) -> Callable[[Iterable[bytes]], int]:
-    """A contender that feeds the chunks to ``pipeline`` (an ``EventStreamParser`` class)."""
+def webclient_runner(pipeline: Any, tuples: bool = True) -> Callable[[Iterable[bytes]], int]:
+    """A contender that feeds the chunks to ``pipeline`` (an ``EventStreamParser`` class): with
+    ``tuples``, through ``feed_tuples`` (the session's call; a package older than it: ``feed``)."""
+    with_tuples = tuples and hasattr(pipeline, "feed_tuples")
 
     def run(chunks: Iterable[bytes]) -> int:
         stream = pipeline()
+        feed = stream.feed_tuples if with_tuples else stream.feed
         n = 0
         for chunk in chunks:
-            n += len(stream.feed(chunk))
-        n += len(stream.close())
+            n += len(feed(chunk))
+        n += len(stream.close_tuples() if with_tuples else stream.close())
         assert stream.failure is None
         return n
 
@@ -374,6 +381,12 @@ def run_webclient(chunks: Iterable[bytes]) -> int:
     from webclient import EventStreamParser
 
     return webclient_runner(EventStreamParser)(chunks)
+
+
+def run_webclient_events(chunks: Iterable[bytes]) -> int:
+    from webclient import EventStreamParser
+
+    return webclient_runner(EventStreamParser, tuples=False)(chunks)
 
 
 def run_httpx_sse(chunks: Iterable[bytes]) -> int:
@@ -450,11 +463,16 @@ def events_webclient(chunks: Iterable[bytes]) -> Events:
 
     stream = EventStreamParser()
     items = [item for chunk in chunks for item in stream.feed(chunk)] + stream.close()
-    return [(e.type, e.data) for e in items if isinstance(e, SSEEvent)]
+    events = [(e.type, e.data) for e in items if isinstance(e, SSEEvent)]
+    tuples = EventStreamParser()  # the session's call gives the same events as plain tuples
+    raw = [item for chunk in chunks for item in tuples.feed_tuples(chunk)] + tuples.close_tuples()
+    assert [(e[0], e[1]) for e in raw if e.__class__ is tuple] == events and len(raw) == len(items)
+    return events
 
 
 CONTENDERS: dict[str, Callable[[list[bytes]], int]] = {
     "webclient": run_webclient,
+    "webclient/SSEEvent": run_webclient_events,
     "httpx-sse": run_httpx_sse,
     "httpx-sse/LineDecoder": run_httpx_sse_linedecoder,
     "openai": run_openai,
@@ -537,7 +555,8 @@ def main() -> None:
           f"target >= {TARGET_RATIO:.2f}x the faster httpx-sse variant)")
     base = "webclient@base" in CONTENDERS
     header = (f"{'shape':10s} {'kind':9s}" + "".join(f"{c:>23s}" for c in CONTENDERS) + f"{'vs httpx-sse':>14s}"
-              + f"{'(per-run range)':>17s}" + (f"{'base vs httpx-sse':>19s}" if base else ""))
+              + f"{'(per-run range)':>17s}" + f"{'SSEEvent vs httpx-sse':>23s}"
+              + (f"{'base vs httpx-sse':>19s}" if base else ""))
     print(header)
     worst: dict[str, float] = {}
     for name in names:
@@ -551,7 +570,8 @@ def main() -> None:
         kind = SHAPES[name][0]
         worst[kind] = min(worst.get(kind, ratio), ratio)
         line = (f"{name:10s} {kind:9s}" + "".join(f"{c:>23s}" for c in cells) + f"{ratio:13.2f}x"
-                + f"{min(per_run):9.2f}-{max(per_run):.2f}x")
+                + f"{min(per_run):9.2f}-{max(per_run):.2f}x"
+                + f"{min(med[c] for c in HTTPX_SSE) / med['webclient/SSEEvent']:22.2f}x")
         if base:
             line += f"{min(med[c] for c in HTTPX_SSE) / med['webclient@base']:17.2f}x"
         print(line)

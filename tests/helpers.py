@@ -53,6 +53,21 @@ def chunkings(data: bytes, *, seed: int = 0, random_count: int = RANDOM_CHUNKING
         yield f"random#{n}", split_at(data, cuts)
 
 
+def assert_same_items(public: list[object], tuples: list[object]) -> None:
+    """Assert that ``tuples``, what a parser's ``feed_tuples`` / ``close_tuples`` returned, holds
+    the items its ``feed`` / ``close`` returned for the same input (``public``): each
+    :class:`~webclient.SSEEvent` as the plain ``(type, data, last_event_id)`` tuple of its fields,
+    each retry field as it is. (An ``SSEEvent`` equals that tuple, so the classes are compared too.)"""
+    from webclient import RetryField, SSEEvent
+
+    assert len(tuples) == len(public), f"{len(tuples)} items as tuples, {len(public)} as events"
+    for event, raw in zip(public, tuples, strict=True):
+        if event.__class__ is SSEEvent:
+            assert raw.__class__ is tuple and raw == tuple(event), (raw, event)  # type: ignore[arg-type]
+        else:
+            assert event.__class__ is RetryField and raw.__class__ is RetryField and raw == event, (raw, event)
+
+
 def assert_chunking_invariant(run: Callable[[list[bytes]], T], data: bytes, expected: T | None = None,
                               *, seed: int = 0, random_count: int = RANDOM_CHUNKINGS,
                               every_split_max: int = EVERY_SPLIT_MAX) -> T:

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from tests.helpers import assert_chunking_invariant, split_at
+from tests.helpers import assert_chunking_invariant, assert_same_items, split_at
 from tests.route_fixtures import FIXTURES
 from tests.sse_reference import reference_parse
 from webclient import (
@@ -31,13 +31,19 @@ def M(data: str, last_event_id: str = "", type: str = "message") -> SSEEvent:
 def parse(chunks: list[bytes], limits: Limits = DEFAULT_LIMITS, errors: str = "replace") -> dict[str, Any]:
     """Everything observable about one run, for invariance comparisons."""
     stream = EventStreamParser(limits, utf8_errors=errors)  # type: ignore[arg-type]
-    items = []
+    twin = EventStreamParser(limits, utf8_errors=errors)  # type: ignore[arg-type]  # the same, as tuples
+    items: list[object] = []
+    tuples: list[object] = []
     for chunk in chunks:
         items.extend(stream.feed(chunk))
+        tuples.extend(twin.feed_tuples(chunk))
         if stream.failure is not None:
             break
     else:
         items.extend(stream.close())
+        tuples.extend(twin.close_tuples())
+    assert_same_items(items, tuples)
+    assert twin.failure == stream.failure and twin.parser.events_dispatched == stream.parser.events_dispatched
     p = stream.parser
     return {
         "items": items,
@@ -135,6 +141,20 @@ CONFORMANCE = [
 @pytest.mark.parametrize(("data", "expected"), [pytest.param(d, e, id=i) for i, d, e in CONFORMANCE])
 def test_conformance_case_parses_identically_under_every_chunking(data: bytes, expected: list[object]) -> None:
     assert items_of(data) == expected
+
+
+def test_feed_tuples_gives_the_events_of_feed_as_plain_tuples_and_retry_fields_as_they_are() -> None:
+    data = "retry: 20\nid: 4\nevent: delta\ndata: a\n\ndata: b\n\n"
+    text_parser, text_twin = SSEParser(), SSEParser()
+    events, tuples = text_parser.feed(data), text_twin.feed_tuples(data)
+    assert events == [RetryField(20), SSEEvent("delta", "a", "4"), SSEEvent("message", "b", "4")]
+    assert [item.__class__ for item in events] == [RetryField, SSEEvent, SSEEvent]
+    assert tuples == [RetryField(20), ("delta", "a", "4"), ("message", "b", "4")]
+    assert [item.__class__ for item in tuples] == [RetryField, tuple, tuple]
+    stream, twin = EventStreamParser(), EventStreamParser()
+    assert stream.feed(data.encode()) == events and twin.feed_tuples(data.encode()) == tuples
+    assert twin.feed_tuples(b"data: c\n\n")[0].__class__ is tuple
+    assert stream.close() == [] and twin.close_tuples() == []
 
 
 def test_counters_report_what_the_parser_ignored() -> None:

@@ -7,25 +7,24 @@ the steady state's cap, what ``work`` charges for the value a feed's head comple
 
 from __future__ import annotations
 
-from tests.helpers import assert_chunking_invariant
+from tests.helpers import assert_chunking_invariant, assert_same_items
 from tests.sse_reference import reference_parse
 from webclient import Limits, SSEEvent, SSEParser
 
 
 def _feed_all(feeds: list[str]) -> tuple[SSEParser, list[object]]:
-    parser = SSEParser()
+    parser, twin = SSEParser(), SSEParser()  # the twin gives the events as tuples
     out: list[object] = []
+    tuples: list[object] = []
     for text in feeds:
         out += parser.feed(text)
+        tuples += twin.feed_tuples(text)
+    assert_same_items(out, tuples)
     return parser, out
 
 
 def _items(chunks: list[bytes]) -> list[object]:
-    parser = SSEParser()
-    out: list[object] = []
-    for chunk in chunks:
-        out += parser.feed(chunk.decode())
-    return out
+    return _feed_all([chunk.decode() for chunk in chunks])[1]
 
 
 def test_a_crlf_feed_ending_a_value_then_a_lone_cr_blank_line_then_one_more_character_keeps_that_character() -> None:

@@ -19,7 +19,7 @@ import pytest
 from tests.helpers import assert_chunking_invariant
 from tests.route_fixtures import comparable, sse
 from webclient import Limits, Outcome, StreamSession
-from webclient._events import SSEEvent
+from webclient._events import EventTuple
 from webclient._routes import RouteAccumulator, anthropic_messages, openai_responses
 
 ROUTE = "anthropic-messages"
@@ -575,8 +575,8 @@ def test_the_deltas_the_api_sends_never_reach_the_general_envelope_step(
     general: list[str] = []
     envelope = RouteAccumulator.handle
 
-    def counted(self: RouteAccumulator, event: SSEEvent) -> None:
-        general.append(event.data)
+    def counted(self: RouteAccumulator, event: EventTuple) -> None:
+        general.append(event[1])  # (the session hands the route plain (type, data, id) tuples)
         envelope(self, event)
 
     monkeypatch.setattr(RouteAccumulator, "handle", counted)

@@ -11,7 +11,7 @@ failure recorded. The first failure in stream order is final.
 from __future__ import annotations
 
 from ._errors import UsageError
-from ._events import SSEItem
+from ._events import SSEItem, TupleItem, as_events
 from ._limits import DEFAULT_LIMITS, Limits
 from ._outcome import Failure
 from ._sse import SSEParser
@@ -21,7 +21,9 @@ _CR = 0x0D
 
 
 class EventStreamParser:
-    """``feed(bytes) -> list[SSEEvent | RetryField]`` and ``close() -> list[...]`` for one response.
+    """``feed(bytes) -> list[SSEEvent | RetryField]`` and ``close() -> list[...]`` for one response;
+    ``feed_tuples`` / ``close_tuples`` give the same events as the plain tuples the parser builds
+    (``webclient._events``, "Event tuples"), as the session consumes them.
 
     Never raises for bad input; :attr:`failure` holds the first ``decode_error`` or
     ``buffer_limit``. ``feed`` after ``close()`` or after a failure raises ``UsageError``.
@@ -42,6 +44,10 @@ class EventStreamParser:
 
     def feed(self, data: bytes) -> list[SSEItem]:
         """Feed one transport chunk; return the events it completes, in stream order."""
+        return as_events(self.feed_tuples(data))
+
+    def feed_tuples(self, data: bytes) -> list[TupleItem]:
+        """:meth:`feed`, with each event as a plain ``(type, data, last_event_id)`` tuple."""
         if self._closed or self.failure is not None:
             raise UsageError("feed() after close() or after a failure")
         if not data:
@@ -87,15 +93,19 @@ class EventStreamParser:
         """Signal EOF: flush the decoder (a cut character becomes U+FFFD in replace mode, which
         can only land in a line that is then discarded) and close the parser. Returns ``[]`` in
         practice, since nothing dispatches at EOF, but callers should treat it like ``feed``."""
+        return as_events(self.close_tuples())
+
+    def close_tuples(self) -> list[TupleItem]:
+        """:meth:`close`, with each event as a plain tuple (as :meth:`feed_tuples`)."""
         if self._closed:
             raise UsageError("close() called twice")
         self._closed = True
         if self.failure is not None:
             return []
-        items: list[SSEItem] = []
+        items: list[TupleItem] = []
         text = self.decoder.close()
         if text:
-            items = self.parser.feed(text)
+            items = self.parser.feed_tuples(text)
             self.failure = self.parser.failure
         self.parser.close()
         return items

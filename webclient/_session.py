@@ -47,7 +47,7 @@ import re
 from collections.abc import Iterable, Mapping
 
 from ._errors import UsageError
-from ._events import SSEEvent, SSEItem
+from ._events import TupleItem
 from ._gate import check_response, is_event_stream
 from ._limits import DEFAULT_LIMITS, Limits
 from ._outcome import Failure, Outcome
@@ -314,7 +314,7 @@ class StreamSession:
                 raise UsageError("feed() takes bytes")
             data = bytes(data)
         parser = self._parser
-        items = parser.feed(data)
+        items = parser.feed_tuples(data)
         if not items and parser.failure is None:
             return []  # the common case for small transport chunks: nothing completed yet
         route_acc = self._route
@@ -335,7 +335,7 @@ class StreamSession:
             assert self.result is not None
             return self.result
         parser = self._parser
-        items = parser.close()
+        items = parser.close_tuples()
         if items:
             self._consume(items)
         route_acc = self._route
@@ -371,7 +371,7 @@ class StreamSession:
 
     # -- internals -----------------------------------------------------------------------
 
-    def _consume(self, items: list[SSEItem]) -> None:
+    def _consume(self, items: list[TupleItem]) -> None:
         route_acc = self._route
         handle = route_acc.handle
         seen = self.events_seen
@@ -379,9 +379,9 @@ class StreamSession:
         try:
             for item in items:
                 taken += 1
-                if item.__class__ is SSEEvent:
+                if item.__class__ is tuple:  # an EventTuple (else a RetryField)
                     seen += 1
-                    handle(item)
+                    handle(item)  # type: ignore[arg-type]
                     if route_acc.failure is not None:
                         break
         except _PAYLOAD_EXCEPTIONS:
@@ -390,16 +390,16 @@ class StreamSession:
         route_acc.flush()
         # The last event ID of the last event consumed without a failure (a failing one was not consumed).
         end = taken - 1 if route_acc.failure is not None else taken
-        if end and items[end - 1].__class__ is SSEEvent:  # the usual case: the loop's first step
-            last_id = items[end - 1].last_event_id  # type: ignore[union-attr]
+        if end and items[end - 1].__class__ is tuple:  # the usual case: the loop's first step
+            last_id: str = items[end - 1][2]  # type: ignore[misc]
             if last_id:
                 self._last_event_id = last_id
             return
         for i in range(end - 1, -1, -1):
             item = items[i]
-            if item.__class__ is SSEEvent:
-                if item.last_event_id:
-                    self._last_event_id = item.last_event_id
+            if item.__class__ is tuple:
+                if item[2]:  # type: ignore[misc]
+                    self._last_event_id = item[2]  # type: ignore[misc]
                 break
 
     def _end(self, failure: Failure | None) -> Committed | Failed:

@@ -69,6 +69,12 @@ Pending state
     is the separator's type (a value is only held where this holds), so the event it completes
     has the separator's type.
 
+Events
+    Each dispatched event is built as a plain ``(type, data, last_event_id)`` tuple (an
+    ``EventTuple``, ``webclient._events``): ``feed_tuples`` returns them as built, and ``feed``
+    wraps each one as an ``SSEEvent`` (the same fields, named). The paths above differ only in
+    how they find an event's fields, never in what they build.
+
 Linear time
     Each feed is a fixed number of C-level passes over its text; each pending fragment is joined
     once. ``work`` counts the characters the parser has scanned and joined so tests can prove it
@@ -89,12 +95,10 @@ Ceilings (checked so the trip point never depends on chunking)
 from __future__ import annotations
 
 from ._errors import UsageError
-from ._events import RetryField, SSEEvent, SSEItem
+from ._events import EventTuple, RetryField, SSEItem, TupleItem, as_events
 from ._limits import DEFAULT_LIMITS, MAX_RETRY_DIGITS, Limits
 from ._outcome import Failure, Outcome
 
-# ``tuple.__new__`` directly: NamedTuple's ``_make`` adds a Python-level frame per event.
-_tuple_new = tuple.__new__
 _ASCII_DIGITS = frozenset("0123456789")
 #: The prefix of the separator of any type (see ``SSEParser._use_separator``): a name follows.
 _ANY_TYPE = "event: "
@@ -114,7 +118,8 @@ _NAME_RUN = 8
 
 
 class SSEParser:
-    """Incremental WHATWG SSE parser: ``feed(text) -> list[SSEEvent | RetryField]``, ``close()``.
+    """Incremental WHATWG SSE parser: ``feed(text) -> list[SSEEvent | RetryField]``, ``close()``;
+    ``feed_tuples(text)`` gives the same events as plain tuples.
 
     One instance per response. It never raises for bad input: a ceiling trip sets :attr:`failure`
     and ends consumption. ``feed`` after :meth:`close` or after a failure raises
@@ -229,13 +234,19 @@ class SSEParser:
     def feed(self, text: str) -> list[SSEItem]:
         """Parse the next piece of decoded text; return the events and retry fields it completes,
         in stream order. On a ceiling trip, returns what was completed before it."""
+        return as_events(self.feed_tuples(text))
+
+    def feed_tuples(self, text: str) -> list[TupleItem]:
+        """:meth:`feed`, with each event as the plain ``(type, data, last_event_id)`` tuple the
+        parser builds (see ``webclient._events``, "Event tuples"): the same items, without the
+        cost of an :class:`~webclient.SSEEvent` per event."""
         if self._closed or self.failure is not None:
             raise UsageError("feed() after close() or after a buffer_limit failure")
         if not text:
             return []
         return self._feed(text, "\r" in text)
 
-    def _feed(self, text: str, crlf: bool) -> list[SSEItem]:
+    def _feed(self, text: str, crlf: bool) -> list[TupleItem]:
         # ``feed`` for text that is not empty, with ``crlf`` true when it may hold a CR (the
         # pipeline finds that out on the bytes, faster); the caller has checked the state.
         if self._strip_next:
@@ -276,7 +287,7 @@ class SSEParser:
             # The steady state (see the module docstring); no part is long enough to reach a
             # ceiling.
             if self._any_type:
-                out: list[SSEItem] = []
+                out: list[TupleItem] = []
                 self.work += size
                 self._named_parts(parts, crlf, out)
                 return out
@@ -293,7 +304,7 @@ class SSEParser:
                 for value in parts:
                     if "\n" in value or (crlf and "\r" in value):
                         break
-                    out.append(_tuple_new(SSEEvent, (event_type, value, id_buffer)))
+                    out.append((event_type, value, id_buffer))
                 else:
                     # No line break but the separators' own: the pending line plus the first part
                     # is the rest of one event of the separator's type, each later part but the
@@ -349,7 +360,7 @@ class SSEParser:
             self._lines(text, crlf, out)
         return out
 
-    def _as_named(self, text: str, crlf: bool, out: list[SSEItem]) -> bool:
+    def _as_named(self, text: str, crlf: bool, out: list[TupleItem]) -> bool:
         """If the separator of any type splits ``text`` (from where the pending state is) into
         parts short of the ceilings, switch to it and read them (``_named_parts``); else return
         False."""
@@ -361,7 +372,7 @@ class SSEParser:
         self._named_parts(parts, crlf, out)
         return True
 
-    def _end_pending_line(self, out: list[SSEItem]) -> None:
+    def _end_pending_line(self, out: list[TupleItem]) -> None:
         """The steady state read the first part as the rest of an event begun in the pending line
         (``_rest_of_event``): dispatch, first in ``out``, the pending event whose blank line came
         before it, if any, and forget the pending line."""
@@ -398,7 +409,7 @@ class SSEParser:
         # (A line break after ``expected`` would be in the value, which the caller refuses.)
         return line[len(expected) :] if line.startswith(expected) else None
 
-    def _mixed_parts(self, parts: list[str], head: str, tail: str, crlf: bool, out: list[SSEItem]) -> None:
+    def _mixed_parts(self, parts: list[str], head: str, tail: str, crlf: bool, out: list[TupleItem]) -> None:
         """The steady state when some parts hold line breaks (other events, comments, ids...):
         the parts without one are values of the separator's type (``parts[0]`` the pending one
         completed by ``head``); the others are read by the general path, each from where it
@@ -412,7 +423,7 @@ class SSEParser:
             self._lines(head + eol2, crlf, out)
         else:
             self.work += len(first)
-            out.append(_tuple_new(SSEEvent, (event_type, first, self._id_buffer)))
+            out.append((event_type, first, self._id_buffer))
             self.events_dispatched += 1
             self.last_event_id = self._id_buffer
             self._clear_pending()
@@ -422,7 +433,7 @@ class SSEParser:
             if "\n" in part or (crlf and "\r" in part):
                 self._lines(prefix + part + eol2, crlf, out)
             else:
-                out.append(_tuple_new(SSEEvent, (event_type, part, self._id_buffer)))
+                out.append((event_type, part, self._id_buffer))
                 self.events_dispatched += 1
                 self.last_event_id = self._id_buffer
         if self.failure is not None:
@@ -432,7 +443,7 @@ class SSEParser:
         elif not self._ended_value(event_type, tail, prefix, crlf, out):
             self._lines(prefix + tail, crlf, out)
 
-    def _typed_parts(self, parts: list[str], start: int, tail: str, crlf: bool, out: list[SSEItem]) -> None:
+    def _typed_parts(self, parts: list[str], start: int, tail: str, crlf: bool, out: list[TupleItem]) -> None:
         """The one-name steady state from ``parts[start]``, the first part that holds a line break
         (the events before it dispatched, nothing pending): a part without one is the value of an
         event of the separator's type, the others (that event's value, then blocks of other names,
@@ -454,7 +465,7 @@ class SSEParser:
                 blocks = part.split(any_separator)
                 value = blocks[0]
                 if "\n" not in value and not (crlf and "\r" in value):
-                    out.append(_tuple_new(SSEEvent, (event_type, value, id_buffer)))
+                    out.append((event_type, value, id_buffer))
                     if not self._named_events(blocks, 1, crlf, out, dispatched + 1):
                         return
                 else:
@@ -465,7 +476,7 @@ class SSEParser:
                 dispatched = 0
                 id_buffer = self._id_buffer
             else:
-                out.append(_tuple_new(SSEEvent, (event_type, part, id_buffer)))
+                out.append((event_type, part, id_buffer))
                 dispatched += 1
         self.events_dispatched += dispatched
         self.last_event_id = id_buffer
@@ -477,7 +488,7 @@ class SSEParser:
         else:
             self._next_event(tail, prefix, crlf, out, len(parts))
 
-    def _next_event(self, tail: str, prefix: str, crlf: bool, out: list[SSEItem], run: int) -> None:
+    def _next_event(self, tail: str, prefix: str, crlf: bool, out: list[TupleItem], run: int) -> None:
         """Read ``tail``, the last part of a feed on a one-name separator (whose prefix is
         ``prefix``; ``run`` parts), which holds a line break: a value and the start of the next
         prefix (``_ended_value``), else, in a typed stream, the value and events of other names
@@ -506,7 +517,7 @@ class SSEParser:
             self._line_len = 6 + len(value)
             self._data_tail = None
 
-    def _named_parts(self, parts: list[str], crlf: bool, out: list[SSEItem], tailed: bool = True) -> None:
+    def _named_parts(self, parts: list[str], crlf: bool, out: list[TupleItem], tailed: bool = True) -> None:
         """The steady state with the separator of any type (``"\n\nevent: "``): each part but the
         first and the last is ``NAME\ndata: VALUE``; a part that is not is read by the general
         path from its block start. Without ``tailed``, the last part is one more whole event (the
@@ -520,7 +531,7 @@ class SSEParser:
                 and len(value) + len(head) <= self._fast_cap):
             # The usual first part: the rest of the pending value.
             value += head
-            first: SSEEvent | None = _tuple_new(SSEEvent, (self._event_type or "message", value, self._id_buffer))
+            first: EventTuple | None = (self._event_type or "message", value, self._id_buffer)
             self.work += len(value)
             self._data_tail = None
             self._event_type = ""
@@ -568,7 +579,7 @@ class SSEParser:
         elif not self._event_line(tail, crlf):
             self._lines(_ANY_TYPE + tail, crlf, out)
 
-    def _named_events(self, parts: list[str], start: int, crlf: bool, out: list[SSEItem], dispatched: int) -> bool:
+    def _named_events(self, parts: list[str], start: int, crlf: bool, out: list[TupleItem], dispatched: int) -> bool:
         """Read ``parts[start:]``, each a whole event after the separator of any type (nothing
         pending before it, a blank line after it): ``NAME\ndata: VALUE``, else read by the general
         path from its block start; add them and ``dispatched`` earlier ones to the counters. Return
@@ -579,7 +590,7 @@ class SSEParser:
         for part in parts[start:]:
             name, found, value = part.partition(inner)
             if found and "\n" not in value and "\n" not in name and not (crlf and ("\r" in value or "\r" in name)):
-                out.append(_tuple_new(SSEEvent, (name or "message", value, id_buffer)))
+                out.append((name or "message", value, id_buffer))
                 dispatched += 1
             else:
                 self.last_event_id = id_buffer
@@ -610,7 +621,7 @@ class SSEParser:
         self._line_len = len(rest)
         return True
 
-    def _begun_event(self, head: str, crlf: bool) -> SSEEvent | None:
+    def _begun_event(self, head: str, crlf: bool) -> EventTuple | None:
         """If the pending partial line followed by ``head`` is the rest of an event begun with an
         empty data buffer (one data line, alone or after one event line), clear the pending line
         and return that event, else ``None``."""
@@ -623,7 +634,7 @@ class SSEParser:
                 return None
             value = "".join([*self._line_parts, head])
             self.work += len(value)
-            event = _tuple_new(SSEEvent, (self._event_type or "message", value, self._id_buffer))
+            event = (self._event_type or "message", value, self._id_buffer)
             self._clear_pending()
             return event
         line = "".join(self._line_parts) + head
@@ -643,9 +654,9 @@ class SSEParser:
             return None
         self.work += len(line)
         self._clear_pending()
-        return _tuple_new(SSEEvent, (name, value, self._id_buffer))
+        return (name, value, self._id_buffer)
 
-    def _ended_value(self, event_type: str, body: str, prefix: str, crlf: bool, out: list[SSEItem]) -> bool:
+    def _ended_value(self, event_type: str, body: str, prefix: str, crlf: bool, out: list[TupleItem]) -> bool:
         """If ``body`` is "VALUE", a blank line and the start of the separator's prefix (not all of
         it: the separator would have split there), dispatch the event, hold that start and return
         True; else return False. (CRLF-framed text may also end between the CR and the LF of the
@@ -671,7 +682,7 @@ class SSEParser:
             if not (body.startswith("\n", end + 1) and prefix.startswith(rest)):
                 return self._ended_line(event_type, body[:end], body[end:])
             value = body[:end]
-        out.append(_tuple_new(SSEEvent, (event_type, value, self._id_buffer)))
+        out.append((event_type, value, self._id_buffer))
         self.events_dispatched += 1
         self.last_event_id = self._id_buffer
         if rest.endswith("\r"):  # the text ends between a CR and its LF
@@ -702,9 +713,9 @@ class SSEParser:
         self._line_len = 0
         return True
 
-    def _dispatch_pending(self) -> SSEEvent:
+    def _dispatch_pending(self) -> EventTuple:
         """Dispatch the pending event (its data buffer is not empty) and return it."""
-        event = _tuple_new(SSEEvent, (self._event_type or "message", "\n".join(self._data), self._id_buffer))
+        event = (self._event_type or "message", "\n".join(self._data), self._id_buffer)
         self._data.clear()
         self._data_len = 0
         self._event_type = ""
@@ -712,7 +723,7 @@ class SSEParser:
         self.last_event_id = self._id_buffer
         return event
 
-    def _lines(self, text: str, crlf: bool, out: list[SSEItem]) -> None:
+    def _lines(self, text: str, crlf: bool, out: list[TupleItem]) -> None:
         """The general path: interpret ``text``, which continues the pending state, line by line
         (block by block where blocks start fresh); hold its unfinished last line."""
         if crlf:
@@ -727,7 +738,7 @@ class SSEParser:
         if self.failure is None:
             self._general(rest, out)
 
-    def _finish_line(self, text: str, out: list[SSEItem]) -> str:
+    def _finish_line(self, text: str, out: list[TupleItem]) -> str:
         """Complete the pending partial line with ``text`` up to its first line feed (``text``
         holds one) and interpret it; return the rest of ``text``, from a line start."""
         self._unpack_tail()
@@ -759,7 +770,7 @@ class SSEParser:
             return text[end + 2 :]
         return text[end + 1 :]
 
-    def _general(self, text: str, out: list[SSEItem]) -> None:
+    def _general(self, text: str, out: list[TupleItem]) -> None:
         """Interpret ``text``, which starts at a line start (nothing pending), block by block; hold
         its unfinished last line."""
         # Every block after the first starts with an empty event state (the blank line before
@@ -778,12 +789,12 @@ class SSEParser:
                     if (block.startswith("data: ", eol + 1) and block.count("\n") == 1 and eol <= max_line
                             and len(block) - eol - 7 <= cap):
                         self.last_event_id = self._id_buffer
-                        out.append(_tuple_new(SSEEvent, (block[7:eol] or "message", block[eol + 7 :], self._id_buffer)))
+                        out.append((block[7:eol] or "message", block[eol + 7 :], self._id_buffer))
                         self.events_dispatched += 1
                         continue
                 elif block.startswith("data: ") and "\n" not in block and len(block) - 6 <= cap:
                     self.last_event_id = self._id_buffer
-                    out.append(_tuple_new(SSEEvent, ("message", block[6:], self._id_buffer)))
+                    out.append(("message", block[6:], self._id_buffer))
                     self.events_dispatched += 1
                     continue
                 elif block.startswith(":") and "\n" not in block and len(block) <= max_line:
@@ -876,7 +887,7 @@ class SSEParser:
 
     # -- interpretation --------------------------------------------------------------------
 
-    def _process(self, lines: list[str], out: list[SSEItem]) -> None:
+    def _process(self, lines: list[str], out: list[TupleItem]) -> None:
         self.lines_interpreted += len(lines)
         max_line = self._max_line
         data = self._data
@@ -885,7 +896,7 @@ class SSEParser:
                 # Empty line: dispatch the event.
                 if data:
                     self.last_event_id = self._id_buffer
-                    out.append(_tuple_new(SSEEvent, (self._event_type or "message", "\n".join(data), self._id_buffer)))
+                    out.append((self._event_type or "message", "\n".join(data), self._id_buffer))
                     self.events_dispatched += 1
                     data.clear()
                     self._data_len = 0
@@ -919,7 +930,7 @@ class SSEParser:
                 return
             data.append(value)
 
-    def _field(self, name: str, value: str, out: list[SSEItem]) -> None:
+    def _field(self, name: str, value: str, out: list[TupleItem]) -> None:
         if name == "event":
             self._event_type = value
         elif name == "id":

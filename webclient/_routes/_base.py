@@ -7,7 +7,7 @@ A route is two things:
   length, filter, failure; a value in no category fails closed) and its **content types** (the
   item / block / part types it knows, and what each is). The accumulator's dispatch tables are
   read from or checked against it by the tests, so the data cannot drift from the code;
-* a :class:`RouteAccumulator` subclass. The base's ``handle(SSEEvent)`` runs the envelope step
+* a :class:`RouteAccumulator` subclass. The base's ``handle(EventTuple)`` runs the envelope step
   every route shares (below), where the contract's data decides the per-route differences, and
   hands the decoded object to the route: to a handler from its dispatch table (typed routes:
   Responses, Anthropic), or choice by choice to its ``_choice`` and then to its ``_chunk``
@@ -98,7 +98,7 @@ from operator import attrgetter
 from types import MappingProxyType
 from typing import Any, ClassVar, TypeVar
 
-from .._events import SSEEvent
+from .._events import EventTuple
 from .._json import loads, more_openers_than, too_deep
 from .._limits import BLOCK_CHARS, ENTRY_CHARS, MAX_JSON_DEPTH, MEASURE_ABOVE_CHARS, Limits
 from .._outcome import Failure, Outcome
@@ -449,11 +449,11 @@ class RouteAccumulator:
 
     # -- the envelope step -------------------------------------------------------------------
 
-    def handle(self, event: SSEEvent) -> None:
+    def handle(self, event: EventTuple) -> None:
         """Consume one complete SSE event: the envelope step of the module docstring, then the
         route's handler (typed routes) or :meth:`_choice` per choice and :meth:`_chunk`
         (data-only routes)."""
-        data = event.data
+        name, data, _ = event  # (an EventTuple: type, data, last event id)
         if data == "[DONE]":
             if self._done_ends:
                 if self.terminal_seen:
@@ -466,7 +466,6 @@ class RouteAccumulator:
             return
         self._event_size = len(data)
         self._event_seq += 1
-        name = event.type
         if name == "error":
             self._error_event(data)
             return

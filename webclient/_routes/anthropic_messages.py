@@ -43,7 +43,7 @@ from collections.abc import Callable, Iterable, Mapping
 from operator import attrgetter
 from typing import Any, ClassVar
 
-from .._events import SSEEvent
+from .._events import EventTuple
 from .._outcome import Outcome
 from .._toolcalls import Fragments, ToolCallBuffer, parse_tool_input
 from .._updates import JSON, ChoiceResult, new_choice
@@ -229,7 +229,7 @@ class AnthropicMessagesAccumulator(RouteAccumulator):
 
     # -- the typed fast path -------------------------------------------------------------
 
-    def handle(self, event: SSEEvent) -> None:
+    def handle(self, event: EventTuple) -> None:
         """The envelope step (:meth:`RouteAccumulator.handle`), with a fast path for the text and
         tool-input deltas that make up nearly every stream: when ``data`` is exactly
         :data:`_DELTA_HEAD` + one JSON string + :data:`_DELTA_TAIL` (so ``json.loads`` would give
@@ -239,12 +239,12 @@ class AnthropicMessagesAccumulator(RouteAccumulator):
         appended without building the object. In
         every other case nothing has been changed and the general path decides, so both paths end
         in the same state and updates (``tests/test_anthropic_fast_path.py`` compares them)."""
-        data = event.data
+        data = event[1]  # (an EventTuple: type, data, last event id)
         match = _DELTA_HEAD.match(data)
         if match is not None:
             # An open block implies the started, non-terminal state the general path checks first:
             # blocks open only after message_start, and a terminal event with a block open fails.
-            name = event.type
+            name = event[0]  # (the event's type)
             key = match[1]
             if key == self._fast_key:  # consecutive deltas go to one block (entries are never replaced)
                 block = self._fast_block
@@ -278,7 +278,7 @@ class AnthropicMessagesAccumulator(RouteAccumulator):
             # ``content_block_stop`` (or not named), for an open block: _block_stop's step, without the object.
             stop = _STOP.match(data)
             if stop is not None:
-                name = event.type
+                name = event[0]  # (the event's type)
                 block = self._blocks.get(int(stop[1]))
                 if block is not None and not block.closed and (name == "content_block_stop" or name == "message"):
                     self._close(block)

@@ -46,7 +46,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, ClassVar
 
-from .._events import SSEEvent
+from .._events import EventTuple
 from .._resume import ResumeContract
 from .._toolcalls import ToolCallBuffer
 from .._updates import JSON, ChoiceResult, new_choice
@@ -260,7 +260,7 @@ class OpenAIResponsesAccumulator(RouteAccumulator):
 
     # -- the typed fast path ------------------------------------------------------------------
 
-    def handle(self, event: SSEEvent) -> None:
+    def handle(self, event: EventTuple) -> None:
         """The envelope step (:meth:`RouteAccumulator.handle`), with a fast path for the deltas that make up
         nearly every stream (text, refusal, reasoning, summary and function-argument deltas): when ``data`` is
         exactly :data:`_DELTA_HEAD` + one JSON string + :data:`_DELTA_TAIL` with at most one sequence number, the
@@ -271,12 +271,12 @@ class OpenAIResponsesAccumulator(RouteAccumulator):
         sequence number is taken and the fragment appended without building the object. In every other case
         nothing has been changed and the general path decides (``tests/test_typed_fast_paths.py`` compares the
         two)."""
-        data = event.data
+        data = event[1]  # (an EventTuple: type, data, last event id)
         match = _DELTA_HEAD.match(data)
         if match is not None and not self.terminal_seen:
             # An open item implies the start event: items open only after response.created.
             kind = match[1]
-            name = event.type
+            name = event[0]  # (the event's type)
             item = self._items.get(int(match[3] or match[4] or match[5]))  # (the order that matched)
             if item is not None and not item.closed and (name == "message" or name == _DELTA_TYPES[kind]):
                 buf: TextBuffer | ToolCallBuffer | None
