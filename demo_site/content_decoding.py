@@ -161,9 +161,13 @@ class BodyDecoder:
     last piece is cut to the ceiling and :class:`DecodedBodyTooLarge` follows it; corrupt input raises
     :class:`CorruptBody` after the pieces decoded before it. Either failure ends the body: the caller stops
     feeding.
+
+    One call at a time, in order: ``feed`` or ``end`` while the pieces of the last call are not all taken, or
+    after ``end``, or after a failure, is a caller bug (``RuntimeError``, nothing decoded): the inflaters' state
+    then no longer follows the body, and their output would be bytes the upstream never sent.
     """
 
-    __slots__ = ("_decoded", "_layers", "_max")
+    __slots__ = ("_decoded", "_layers", "_max", "_state")
 
     def __init__(self, codings: Iterable[str], max_decoded_bytes: int, *, step: int = DECODE_STEP_BYTES) -> None:
         if max_decoded_bytes < 1 or step < 1:
@@ -174,6 +178,8 @@ class BodyDecoder:
             raise ValueError("a body decoder needs at least one coding")
         self._max = max_decoded_bytes
         self._decoded = 0
+        # "open" (a call may come), "busy" (the last call's pieces are being taken), "ended", "failed".
+        self._state = "open"
 
     @property
     def decoded(self) -> int:
@@ -182,10 +188,30 @@ class BodyDecoder:
 
     def feed(self, chunk: bytes) -> Iterator[bytes]:
         """The decoded pieces of ``chunk`` (the next bytes of the encoded body)."""
-        return self._through(0, chunk)
+        self._enter("feed")
+        return self._settled(self._through(0, chunk), "open")
 
     def end(self) -> Iterator[bytes]:
         """The last decoded pieces; :class:`CorruptBody` if any coding's stream is incomplete."""
+        self._enter("end")
+        return self._settled(self._ending(), "ended")
+
+    def _enter(self, call: str) -> None:
+        if self._state != "open":
+            raise RuntimeError(f"BodyDecoder.{call}() while {self._state}: one call at a time, none after end "
+                               "or a failure")
+        self._state = "busy"
+
+    def _settled(self, pieces: Iterator[bytes], after: str) -> Iterator[bytes]:
+        """``pieces``; once all are taken the decoder is ``after``, and ``failed`` if they raised."""
+        try:
+            yield from pieces
+        except DecodeFailure:
+            self._state = "failed"
+            raise
+        self._state = after
+
+    def _ending(self) -> Iterator[bytes]:
         for index, layer in enumerate(self._layers):
             yield from self._charged(index, layer.end())
 

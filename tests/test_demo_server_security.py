@@ -647,12 +647,33 @@ def test_the_body_decoder_refuses_bytes_after_its_stream_or_a_stream_cut_short(c
     decoder = BodyDecoder(("gzip",), 1 << 20)
     got = b""
     with pytest.raises(CorruptBody) as refused:
-        for pieces in [*map(decoder.feed, chunks), decoder.end()]:
-            for piece in pieces:
+        for chunk in [*chunks, None]:  # (None: the end of the body)
+            for piece in decoder.feed(chunk) if chunk is not None else decoder.end():
                 got += piece
     assert got == decoded, "what was decoded before the corruption, nothing after"
     assert str(refused.value) in ("bytes after the end of the compressed stream",
                                   "the compressed stream ended before its end")
+
+
+def test_the_body_decoder_refuses_calls_after_a_failure_after_its_end_and_while_pieces_are_untaken() -> None:
+    encoded = gzip.compress(b"data: ok\n\n")
+    failed = BodyDecoder(("gzip",), 1 << 20)
+    with pytest.raises(CorruptBody):
+        list(failed.feed(b"not gzip at all"))
+    ended = BodyDecoder(("gzip",), 1 << 20)
+    assert b"".join(ended.feed(encoded)) + b"".join(ended.end()) == b"data: ok\n\n"
+    too_large = BodyDecoder(("gzip",), 4)
+    with pytest.raises(DecodedBodyTooLarge):
+        list(too_large.feed(encoded))
+    busy = BodyDecoder(("gzip",), 1 << 20)
+    pending = busy.feed(encoded[:6])  # (its pieces not taken yet)
+    for decoder, state in [(failed, "failed"), (ended, "ended"), (too_large, "failed"), (busy, "busy")]:
+        with pytest.raises(RuntimeError, match=f"feed\\(\\) while {state}"):
+            decoder.feed(encoded)
+        with pytest.raises(RuntimeError, match=f"end\\(\\) while {state}"):
+            decoder.end()
+    assert list(pending) == [] and b"".join(busy.feed(encoded[6:])) == b"data: ok\n\n", "taken, it goes on"
+    assert busy.decoded == 10 and failed.decoded == 0, "a refused call decodes nothing"
 
 
 def test_the_body_decoder_stops_a_bomb_at_its_ceiling_in_bounded_steps() -> None:
