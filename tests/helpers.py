@@ -15,6 +15,8 @@ from typing import Any, TypeVar
 
 import pytest
 
+from webclient import RetryField, SSEEvent
+
 T = TypeVar("T")
 
 EVERY_SPLIT_MAX = 4096
@@ -62,8 +64,6 @@ def feed_either(parser: Any, index: int, data: Any) -> list[object]:
     parser and :func:`assert_chunking_invariant` compares the mix with the whole input read by ``feed``:
     the two give the same items, whatever the chunking (an ``SSEEvent`` equals the tuple of its fields,
     which is why the classes are checked here)."""
-    from webclient import RetryField, SSEEvent
-
     tuples = index % 2 == 1
     items: list[object] = parser.feed_tuples(data) if tuples else parser.feed(data)
     event_class = tuple if tuples else SSEEvent
