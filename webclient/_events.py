@@ -9,8 +9,8 @@ Event tuples
     :data:`EventTuple`: the parser builds one per dispatched event on the hottest path, and the
     session hands it to the route as it is. A plain tuple costs a fraction of a tuple subclass to
     build and to free (the subclass goes through the generic allocator and ``subtype_dealloc``):
-    a 5 MB Anthropic-shaped stream of 40k events parsed 1.6x as fast in CPython 3.11 and in
-    Pyodide 314 (``build_scripts/BENCHMARKS.md``). ``SSEParser.feed`` and
+    a 5 MB Anthropic-shaped stream of 40k events, fed in 17 KiB pieces, parsed 1.5-2x as fast in
+    CPython 3.11 and in Pyodide 314 (1.3x in 1 KiB chunks; ``build_scripts/BENCHMARKS.md``). ``SSEParser.feed`` and
     ``EventStreamParser.feed`` wrap each one as an :class:`SSEEvent` (:func:`as_events`), whose
     fields have names; their ``feed_tuples`` return them as built. Both give the same items in
     the same order: an :class:`SSEEvent` equals the :data:`EventTuple` it wraps.
