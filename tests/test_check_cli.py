@@ -14,9 +14,9 @@ import pytest
 from tests.route_fixtures import CHAT, FIXTURES, cases
 from tests.test_check import CHAT_DATA, DecodesEachChunk
 from webclient import Limits
-from webclient._check import CHECKS, Canary, CheckedSession, SessionFactory
+from webclient._check import CHECKS, Canary, CaseFailure, CheckedSession, CheckReport, CheckResult, SessionFactory
 from webclient._cli import main
-from webclient._cli_check import PROGRESS_MIN_BYTES
+from webclient._cli_check import PROGRESS_MIN_BYTES, _coverage, _first, _progress, render
 from webclient._cli_check import add_arguments as check_arguments
 from webclient._cli_replay import add_arguments as replay_arguments
 
@@ -177,3 +177,128 @@ def test_capture_can_come_from_stdin(capsys: pytest.CaptureFixture[str], monkeyp
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(CHAT_DATA)))
     code, out, _ = run(["--route", CHAT, "--max-splits", "4", "--json", *SMALL_RETAINED, "-"], capsys)
     assert code == 0 and json.loads(out)["capture_bytes"] == len(CHAT_DATA)
+
+
+# -- the text report, its progress lines and its arguments, exactly ------------------------------------------------
+
+def _layout(report: dict[str, Any]) -> list[str]:
+    """The table of the text report, built from the ``--json`` report of the same run: columns two spaces apart,
+    the name left-aligned and the counts right-aligned to their widest cell."""
+    rows = [("check", "cases", "failures", "first failure")]
+    rows += [(c["check"], str(c["cases"]), str(c["failures"]), "-") for c in report["checks"]]
+    width = [max(len(row[i]) for row in rows) for i in range(3)]
+    return [f"{a:<{width[0]}}  {b:>{width[1]}}  {c:>{width[2]}}  {d}" for a, b, c, d in rows]
+
+
+def test_the_text_report_is_the_header_the_table_the_coverage_notes_and_the_verdict_each_block_one_blank_line_apart(
+    chat_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["--route", CHAT, "--seed", "10", *SMALL_RETAINED, str(chat_file)]
+    code, out, _ = run(args, capsys)
+    assert code == 0 and out.endswith("PASS: every check passed\n") and not out.endswith("\n\n")
+    _, raw, _ = run([*args, "--json"], capsys)
+    assert raw.endswith("}\n") and raw.count("\n") == 1  # one JSON object, one line
+    report = json.loads(raw)
+    assert report["seed"] == 10  # a decimal seed, read as decimal
+    by = {c["check"]: c for c in report["checks"]}
+    split, leak = by["split"]["coverage"], by["leak"]["coverage"]
+    assert split["sampled"] is False and split["positions"] == split["candidates"] == len(CHAT_DATA) - 1
+    categories = ", ".join(f"{k} {v}" for k, v in sorted(split["by_category"].items()))
+    assert len(split["by_category"]) > 1 and len(leak["substitutions"]) > 1  # so the joins are seen
+    substitutions = ", ".join(f"{k} {v}" for k, v in leak["substitutions"].items())
+    notes = [f"{name}: {c['coverage']['positions']} of {c['coverage']['candidates']} positions (every position; "
+             f"{c['coverage']['special_candidates']} special candidates); "
+             + ", ".join(f"{k} {v}" for k, v in sorted(c["coverage"]["by_category"].items()))
+             for name, c in by.items() if "positions" in c["coverage"]]
+    assert notes[0].endswith(categories)
+    assert out.splitlines() == [
+        f"webclient check: route {CHAT}, {len(CHAT_DATA)} bytes, {report['events']} events, seed 10",
+        f"whole capture: complete, stop_reason {report['whole']['stop_reason']}",
+        "",
+        *_layout(report),
+        "",
+        *notes,
+        f"leak: canary substitutions: {substitutions}; canary reached the session's output: yes",
+        "",
+        "PASS: every check passed",
+    ]
+
+
+def test_a_capture_that_is_not_complete_is_reported_in_three_lines_and_no_table(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    report = json.loads(run(["--route", "anthropic-messages", "--json", str(AS_RECORDED)], capsys)[1])
+    code, out, _ = run(["--route", "anthropic-messages", str(AS_RECORDED)], capsys)
+    assert code == 2 and report["whole"]["stop_reason"] == "end_turn"
+    assert out == (f"webclient check: route anthropic-messages, {AS_RECORDED.stat().st_size} bytes, "
+                   f"{report['events']} events, seed 0\n"
+                   "whole capture: truncated, stage eof, stop_reason end_turn\n"
+                   "the capture itself is not a complete response (outcome truncated, stage eof); nothing else was "
+                   "checked\n")
+
+
+def _report(whole: str, *checks: CheckResult) -> CheckReport:
+    return CheckReport(route=CHAT, capture_bytes=10, events=1, whole_outcome=whole, whole_stage=None, stop_reason=None,
+                       seed=0, checks=checks)
+
+
+def test_a_failing_check_is_shown_in_the_table_with_its_first_failure_even_when_the_capture_was_not_complete() -> None:
+    raised = CaseFailure(check="whole", case="whole", position=None, category=None, outcome=None, stage=None,
+                         problem="the session raised ValueError")
+    # No stage and no stop reason: nothing is appended to the whole capture's line.
+    assert render(_report("truncated", CheckResult("whole", 1, 1, raised))) == (
+        f"webclient check: route {CHAT}, 10 bytes, 1 events, seed 0\n"
+        "whole capture: truncated\n"
+        "\n"
+        "check  cases  failures  first failure\n"
+        "whole      1         1  whole: raised: the session raised ValueError\n"
+        "\n"
+        "FAIL: whole\n")
+    ended = CaseFailure(check="eof", case="eof@7", position=7, category="boundary", outcome="truncated", stage="eof",
+                        problem="complete where the cut lost content")
+    assert _first(CheckResult("eof", 3, 1, ended)) == (
+        "eof@7 [boundary]: truncated/eof: complete where the cut lost content")
+
+
+def test_the_leak_note_says_whether_the_canary_reached_the_output() -> None:
+    for reached, word in ((True, "yes"), (False, "no")):
+        result = CheckResult("leak", 2, 0, None, {"substitutions": {"text": 1, "tool_arguments": 1},
+                                                  "canary_reached_output": reached})
+        assert _coverage(result) == ("leak: canary substitutions: text 1, tool_arguments 1; "
+                                     f"canary reached the session's output: {word}")
+    assert _coverage(CheckResult("oversized", 2, 0, None, {"injected": 2})) is None
+
+
+def test_progress_is_one_line_at_the_first_case_then_one_per_tenth_of_the_cases() -> None:
+    lines: list[str] = []
+    report = _progress(lines.append)
+    for done in range(1, 21):
+        report("split", done, 20)
+    for done in range(1, 4):
+        report("eof", done, 3)
+    assert lines == [f"check: split {done}/20 cases\n" for done in (1, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20)] + [
+        f"check: eof {done}/3 cases\n" for done in (1, 2, 3)]
+
+
+def test_a_capture_of_exactly_the_progress_threshold_reports_progress_and_one_byte_less_does_not(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = next(c.data for c in cases() if c.id == "openai__openai-text.chunks.txt")
+    assert len(data) > PROGRESS_MIN_BYTES
+    # The capture cut to the threshold is not complete: check then runs only the whole capture, and says so.
+    for size, shown in ((PROGRESS_MIN_BYTES, True), (PROGRESS_MIN_BYTES - 1, False)):
+        path = tmp_path / f"{size}.sse"
+        path.write_bytes(data[:size])
+        code, _, err = run(["--route", CHAT, str(path)], capsys)
+        assert code == 2 and (err != "") is shown, (size, err)
+
+
+@pytest.mark.parametrize("args", [["--seed", "a"], ["--seed", "-1"], []], ids=["letter", "negative", "no-route"])
+def test_a_seed_that_is_not_a_decimal_count_or_a_missing_route_is_a_usage_error(
+    chat_file: Path, capsys: pytest.CaptureFixture[str], args: list[str]
+) -> None:
+    route = [] if not args else ["--route", CHAT]
+    with pytest.raises(SystemExit) as exc:
+        main(["check", *route, *args, str(chat_file)])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert ("--route" in err) if not args else ("expected a non-negative integer" in err)
