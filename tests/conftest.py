@@ -33,7 +33,8 @@ NOT_IN_PYODIDE = ("host", "browser")
 
 #: A file whose existence lets the Chromium modules start (see the module docstring), else ``None``.
 BROWSER_AFTER = os.environ.get("WEBCLIENT_TEST_BROWSER_AFTER") or None
-#: How long the first Chromium test waits for it at most (the Pyodide run takes 4-9 minutes on 2 cores).
+#: How long the first Chromium test waits for it at most (the Pyodide run took 11-19 minutes on 2 cores in
+#: the 2026-12-05 clones).
 BROWSER_WAIT_LIMIT_S = 30 * 60.0
 
 
