@@ -21,6 +21,7 @@ pytest.importorskip("aiohttp.web")
 
 from demo_site import server as demo_server  # noqa: E402  (after the importorskip guard)
 from demo_site.cors import ALLOWED_REQUEST_HEADERS, EXPOSED_HEADERS  # noqa: E402
+from demo_site.proxy import FORWARD_RESPONSE_HEADERS  # noqa: E402
 from tests import raw_http  # noqa: E402
 
 ENTRY = "/webclient/webclient.mjs"
@@ -242,6 +243,8 @@ def test_a_preflight_for_a_model_route_from_a_listed_origin_allows_post_and_the_
     assert got.status == 204
     assert got.header("access-control-allow-origin") == ALLOWED
     assert "POST" in (got.header("access-control-allow-methods") or "")
+    # The browser may cache the answer, for less than Chromium's own cap of two hours.
+    assert 0 < int(got.header("access-control-max-age") or "0") <= 7200
     allowed = {h.strip().lower() for h in (got.header("access-control-allow-headers") or "").split(",")}
     assert allowed >= {"content-type", "x-demo-scenario", "anthropic-version", "anthropic-beta", "openai-beta",
                        "last-event-id"}
@@ -269,6 +272,9 @@ def test_a_model_route_answer_is_shared_with_a_listed_origin_with_its_exposed_he
     assert got.status == 200 and got.header("access-control-allow-origin") == ALLOWED
     exposed = {h.strip().lower() for h in (got.header("access-control-expose-headers") or "").split(",")}
     assert exposed >= set(EXPOSED_HEADERS)
+    # Every response header the proxy forwards that a page could not read anyway (Content-Type is CORS-safelisted)
+    # is exposed: a cross-origin client reports the request id and honours Retry-After as a same-origin one does.
+    assert exposed == {name.lower() for name in FORWARD_RESPONSE_HEADERS} - {"content-type"}
     assert got.header("access-control-allow-credentials") is None
     other = raw_http.request(server, path, method="POST", body=body, headers={"Origin": OTHER})
     assert other.header("access-control-allow-origin") is None and "origin" in vary(other)
