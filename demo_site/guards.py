@@ -75,14 +75,21 @@ def refusal(status: int, code: str, message: str, **headers: str) -> web.Respons
 
 
 class StreamGuard:
-    """Counts each client's open model-route requests and reads their bodies under the body timeout."""
+    """Counts each client's open model-route requests and reads their bodies under the body timeout. A client is its
+    peer address; a request without one (not over TCP) is counted under the empty address."""
 
     def __init__(self, limits: ServerLimits) -> None:
         self.limits = limits
         self._open: dict[str, int] = {}
 
     def active(self, client: str) -> int:
+        """Open model-route requests of the client address ``client``."""
         return self._open.get(client, 0)
+
+    def clients(self) -> int:
+        """Client addresses with at least one open request. An address's entry goes with its last request, so a
+        server that meets many addresses keeps none of them once their requests end."""
+        return len(self._open)
 
     async def run(self, request: web.Request, handler: Handler) -> web.StreamResponse:
         """Run ``handler`` for a model-route request within the limits."""

@@ -6,6 +6,7 @@ import argparse
 import io
 import json
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -203,12 +204,15 @@ def test_the_text_report_is_the_header_the_table_the_coverage_notes_and_the_verd
     by = {c["check"]: c for c in report["checks"]}
     split, leak = by["split"]["coverage"], by["leak"]["coverage"]
     assert split["sampled"] is False and split["positions"] == split["candidates"] == len(CHAT_DATA) - 1
-    categories = ", ".join(f"{k} {v}" for k, v in sorted(split["by_category"].items()))
+    def counts(pairs: Iterable[tuple[str, int]]) -> str:  # the report's "name count, name count"
+        return ", ".join(f"{k} {v}" for k, v in pairs)
+
+    categories = counts(sorted(split["by_category"].items()))
     assert len(split["by_category"]) > 1 and len(leak["substitutions"]) > 1  # so the joins are seen
-    substitutions = ", ".join(f"{k} {v}" for k, v in leak["substitutions"].items())
+    substitutions = counts(leak["substitutions"].items())
     notes = [f"{name}: {c['coverage']['positions']} of {c['coverage']['candidates']} positions (every position; "
              f"{c['coverage']['special_candidates']} special candidates); "
-             + ", ".join(f"{k} {v}" for k, v in sorted(c["coverage"]["by_category"].items()))
+             + counts(sorted(c["coverage"]["by_category"].items()))
              for name, c in by.items() if "positions" in c["coverage"]]
     assert notes[0].endswith(categories)
     assert out.splitlines() == [

@@ -9,6 +9,7 @@ headers, and a second origin that records whatever reaches it (the key must neve
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import functools
 import gzip
 import itertools
@@ -22,7 +23,7 @@ import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -39,7 +40,12 @@ from demo_site.content_decoding import (  # noqa: E402
     UnsupportedEncoding,
     parse_content_encoding,
 )
-from demo_site.guards import MAX_DECODED_BODY_BYTES  # noqa: E402
+from demo_site.guards import (  # noqa: E402
+    MAX_DECODED_BODY_BYTES,
+    RETRY_AFTER_SECONDS,
+    ServerLimits,
+    StreamGuard,
+)
 from demo_site.hosts import HostPolicy  # noqa: E402
 from demo_site.redact import REDACTED, SecretFilter  # noqa: E402
 from demo_site.upstream import UpstreamConfig  # noqa: E402
@@ -951,6 +957,81 @@ def open_stream(base_url: str, scenario: str = "stall") -> socket.socket:
         head += sock.recv(4096)
     assert head.startswith(b"HTTP/1.1 200"), head[:40]
     return sock
+
+
+def test_a_request_body_that_does_not_arrive_in_time_is_answered_408_and_the_connection_closed(
+        strict_server: str, caplog: pytest.LogCaptureFixture) -> None:
+    received = b""
+    with caplog.at_level(logging.ERROR), socket.create_connection(raw_http.address(strict_server)) as sock:
+        sock.sendall(b"POST /v1/messages HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 1000\r\n\r\n{")
+        sock.settimeout(4.0)  # the server's body timeout is 1 s
+        while chunk := sock.recv(65536):  # until the server closes
+            received += chunk
+    head, _, body = received.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 408 "), head[:40]
+    error = json.loads(body)["error"]
+    assert error == {"type": "demo_server_error", "code": "body_timeout", "message": error["message"]}
+    assert error["message"] and "{" not in error["message"]  # says what happened, repeats nothing sent
+    # The handler's answer is the 408 it wrote: nothing went wrong in the server after it.
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR], [r.getMessage() for r in caplog.records]
+
+
+def test_server_limits_cannot_change_under_a_running_server() -> None:
+    limits = ServerLimits()
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        limits.max_streams_per_client = 10**6  # type: ignore[misc]
+
+
+class _Peer:
+    """What :class:`StreamGuard` reads of a request whose body arrives at once: the peer address and the body."""
+
+    def __init__(self, remote: str | None) -> None:
+        self.remote = remote
+        self.transport = None
+
+    async def read(self) -> bytes:
+        return b"{}"
+
+
+def test_the_stream_cap_counts_each_client_address_apart_and_forgets_an_address_with_its_last_stream() -> None:
+    async def scenario() -> None:
+        guard = StreamGuard(ServerLimits(max_streams_per_client=2))
+        release = {"a": asyncio.Event(), "rest": asyncio.Event()}
+
+        def run(remote: str | None, until: str = "rest") -> asyncio.Task[aiohttp_web.StreamResponse]:
+            async def held(request: aiohttp_web.Request) -> aiohttp_web.StreamResponse:
+                await release[until].wait()
+                return aiohttp_web.Response(text="ok")
+            return asyncio.ensure_future(guard.run(cast(aiohttp_web.Request, _Peer(remote)), held))
+
+        async def settle() -> None:
+            for _ in range(5):
+                await asyncio.sleep(0)
+
+        first, second, unknown = run("10.0.0.1", "a"), run("10.0.0.1"), run(None)
+        await settle()
+        # A request without a peer address (not over TCP) is counted under the empty address.
+        assert (guard.active("10.0.0.1"), guard.active(""), guard.clients()) == (2, 1, 2)
+        refused = await run("10.0.0.1")
+        assert refused.status == 429 and refused.headers["Retry-After"] == str(RETRY_AFTER_SECONDS)
+        assert isinstance(refused, aiohttp_web.Response) and refused.body is not None
+        error = json.loads(cast(bytes, refused.body))["error"]
+        assert error == {"type": "demo_server_error", "code": "too_many_streams", "message": error["message"]}
+        assert error["message"]
+        other = run("10.0.0.2")  # another address is not held back by the first one's streams
+        await settle()
+        assert guard.active("10.0.0.2") == 1 and guard.clients() == 3
+        release["a"].set()  # one of the first address's two streams ends: one slot back, not more
+        assert (await first).status == 200
+        assert guard.active("10.0.0.1") == 1
+        third = run("10.0.0.1")
+        await settle()
+        assert (await run("10.0.0.1")).status == 429
+        release["rest"].set()
+        assert [(await t).status for t in (second, unknown, other, third)] == [200] * 4
+        assert guard.clients() == 0 and guard.active("10.0.0.1") == 0
+
+    asyncio.run(scenario())
 
 
 def test_concurrent_streams_per_client_are_capped_and_the_slot_comes_back(strict_server: str) -> None:
