@@ -30,6 +30,7 @@ without the body. No ``Range`` support (every client here asks for whole files).
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 import re
 import stat
@@ -107,9 +108,7 @@ def accepted_codings(accept_encoding: str) -> frozenset[str]:
     weights: dict[str, bool] = {}
     for item in accept_encoding.split(","):
         name, *params = (part.strip() for part in item.split(";"))
-        name = name.lower()
-        if not name:
-            continue
+        name = name.lower()  # (an empty name, from ",," or a leading ";", is kept under "" and never read)
         allowed = True
         for param in params:
             key, _, value = param.partition("=")
@@ -206,12 +205,25 @@ async def _send(request: web.Request, chosen: Chosen) -> web.StreamResponse:
         response.content_length = st.st_size
         await response.prepare(request)
         if request.method != "HEAD":
-            left = st.st_size
-            while left > 0 and (data := await loop.run_in_executor(None, handle.read, min(READ_CHUNK_BYTES, left))):
-                await response.write(data)
-                left -= len(data)
+            await copy_exactly(functools.partial(loop.run_in_executor, None, handle.read), response.write,
+                               st.st_size)
     await response.write_eof()
     return response
+
+
+async def copy_exactly(read: Callable[[int], Awaitable[bytes]], write: Callable[[bytes], Awaitable[object]],
+                       size: int, step: int = READ_CHUNK_BYTES) -> int:
+    """Copy ``size`` bytes (the ``Content-Length`` already sent) from ``read`` to ``write``, asking for at most
+    ``step`` at a time; returns the bytes copied. A file that grew since it was measured is cut at ``size``; one
+    that shrank ends at its end (the client then sees a body shorter than announced: an error, not a success)."""
+    left = size
+    while left > 0:
+        data = await read(min(step, left))
+        if not data:
+            break
+        await write(data)
+        left -= len(data)
+    return size - left
 
 
 def static_handler(root: Path) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:

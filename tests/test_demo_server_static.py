@@ -7,7 +7,10 @@ arrive; the ``.gz`` ones are real gzip and are also decompressed back to the ori
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
 import gzip
+import logging
 import os
 from collections.abc import Iterator
 from email.utils import formatdate
@@ -22,6 +25,14 @@ pytest.importorskip("aiohttp.web")
 from demo_site import server as demo_server  # noqa: E402  (after the importorskip guard)
 from demo_site.cors import ALLOWED_REQUEST_HEADERS, EXPOSED_HEADERS  # noqa: E402
 from demo_site.proxy import FORWARD_RESPONSE_HEADERS  # noqa: E402
+from demo_site.static_files import (  # noqa: E402
+    IMMUTABLE_SEGMENT,
+    Site,
+    accepted_codings,
+    copy_exactly,
+    join_vary,
+    site_segments,
+)
 from tests import raw_http  # noqa: E402
 
 ENTRY = "/webclient/webclient.mjs"
@@ -32,6 +43,21 @@ WASM_BYTES = b"\0asm\x01\0\0\0" + bytes(range(256)) * 8
 ALLOWED = "https://widget.example"
 OTHER = "https://evil.example"
 IMMUTABLE = "public, max-age=31536000, immutable"
+
+
+#: Suffix -> the Content-Type a browser must get. With ``nosniff`` (on every answer) a module script or style sheet
+#: of another type is refused, ``WebAssembly.instantiateStreaming`` wants ``application/wasm``, micropip reads wheels
+#: and Pyodide its stdlib as zip; an upper-case suffix is the same type; anything else is opaque bytes.
+SERVED_TYPES = {
+    ".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=utf-8",
+    ".mjs": "text/javascript; charset=utf-8", ".JS": "text/javascript; charset=utf-8",
+    ".css": "text/css; charset=utf-8",
+    ".json": "application/json", ".map": "application/json", ".wasm": "application/wasm", ".zip": "application/zip",
+    ".whl": "application/zip", ".tar": "application/x-tar", ".svg": "image/svg+xml", ".png": "image/png",
+    ".ico": "image/x-icon", ".txt": "text/plain; charset=utf-8", ".ts": "text/plain; charset=utf-8",
+    ".py": "text/x-python; charset=utf-8", ".exe": "application/octet-stream", "": "application/octet-stream",
+}
+DATED = 1_700_000_000
 
 
 def write(path: Path, data: bytes, *, sidecars: tuple[str, ...] = ()) -> None:
@@ -60,6 +86,11 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (root / "webclient" / "twin.js.br").write_bytes(b"y" * 2048)
     for name in ("twin.js", "twin.js.br"):
         os.utime(root / "webclient" / name, ns=(1_700_000_000_000_000_000, 1_700_000_000_000_000_000))
+    for suffix in SERVED_TYPES:
+        write(root / "types" / f"file{suffix}", b"typed " + suffix.encode())
+    # A file whose mtime is a whole second: the Last-Modified it is sent with is exactly its mtime.
+    write(root / "dated.js", b"dated")
+    os.utime(root / "dated.js", (DATED, DATED))
     # A sidecar that is a symlink out of the site is never served.
     outside = root.parent / "outside-sidecar.br"
     outside.write_bytes(b"OUTSIDE")
@@ -83,6 +114,127 @@ def get(base: str, path: str, *, method: str = "GET", **headers: str) -> raw_htt
 
 def vary(resp: raw_http.RawResponse) -> set[str]:
     return {v.strip().lower() for v in (resp.header("vary") or "").split(",") if v.strip()}
+
+
+# --- the rules as functions (fast: they run first) ----------------------------------------------------
+
+
+@pytest.mark.parametrize(("target", "segments"), [
+    ("/", [""]), ("/app.js", ["app.js"]), ("/webclient/", ["webclient", ""]), ("/a/b.txt?v=1&x=/..", ["a", "b.txt"]),
+    ("/%61pp.js", ["app.js"]), ("/caf%C3%A9/x", ["café", "x"]), ("/a%20b", ["a b"]), ("/a%25252e", ["a%252e"]),
+    ("/x.br.js", ["x.br.js"]), ("/brand.gzip", ["brand.gzip"]), ("/a/.../", None),
+])
+def test_a_path_is_split_on_slashes_and_each_segment_decoded_once(target: str, segments: list[str] | None) -> None:
+    assert site_segments(target) == segments
+
+
+@pytest.mark.parametrize("target", [
+    "", "app.js", "*", "http://localhost/app.js", "//app.js", "/a//b", "/a//", "/%2e%2e/x", "/..", "/.", "/a/./b",
+    "/.hidden", "/a/.git/config", "/a%2fb", "/a%2Fb", "/a%5cb", "/a\\b", "/a%00", "/a%01b", "/a%1f", "/a%7f", "/a\tb",
+    "/%ff", "/%c0%ae", "/%e2%82", "/app.js.br", "/app.js.GZ", "/x/y.Br?q=1", "/.br",
+])
+def test_a_path_the_rules_refuse_has_no_segments(target: str) -> None:
+    assert site_segments(target) is None
+
+
+@pytest.mark.parametrize(("accept", "allowed"), [
+    ("", set()), ("identity", set()), ("deflate, zstd", set()), (",, ,", set()), ("gzip", {"gzip"}),
+    ("x-gzip", {"gzip"}), ("GZip, BR", {"gzip", "br"}), ("br", {"br"}), ("*", {"gzip", "br"}),
+    ("gzip;q=0", set()), ("gzip; q=0.000", set()), ("gzip;q=0.001", {"gzip"}), ("gzip ; Q = 1.000", {"gzip"}),
+    ("gzip;q=1.0001", set()), ("gzip;q=2", set()), ("gzip;q=.5", set()), ("gzip;q=", set()), ("gzip;q=-0", set()),
+    ("gzip;level=9", {"gzip"}), ("*;q=0, gzip", {"gzip"}), ("br;q=0, *", {"gzip"}), ("*, gzip;q=0", {"br"}),
+    ("gzip, gzip;q=0", set()), ("gzip;q=0, gzip", {"gzip"}),
+])
+def test_accept_encoding_allows_a_coding_listed_or_starred_with_a_non_zero_q(accept: str, allowed: set[str]) -> None:
+    assert accepted_codings(accept) == allowed
+
+
+@pytest.mark.parametrize(("current", "tokens", "joined"), [
+    (None, ["Origin"], "Origin"), ("", ["Origin"], "Origin"),
+    ("Accept-Encoding", ["Origin"], "Accept-Encoding, Origin"),
+    ("origin", ["Origin"], "origin"), (" a , ,b", ["B", "c"], "a, b, c"), ("a", [], "a"),
+])
+def test_vary_gains_each_token_once_whatever_its_case(current: str | None, tokens: list[str], joined: str) -> None:
+    assert join_vary(current, tokens) == joined
+
+
+@pytest.mark.parametrize(("segment", "hashed"), [
+    ("runtime-0123456789abcdef", True), ("pyodide_0.2-ffffffffffffffff", True), ("runtime-0123456789abcde", False),
+    ("runtime-0123456789abcdef0", False), ("runtime-0123456789ABCDEF", False), ("-0123456789abcdef", False),
+    ("run time-0123456789abcdef", False), ("0123456789abcdef", False),
+])
+def test_a_content_hashed_directory_is_a_name_a_dash_and_sixteen_lower_case_hex_digits(segment: str,
+                                                                                      hashed: bool) -> None:
+    assert bool(IMMUTABLE_SEGMENT.fullmatch(segment)) is hashed
+
+
+class _GrowingFile:
+    """A file read in steps: ``grow`` bytes appear past its end after each read (``0``: it ends at ``size``)."""
+
+    def __init__(self, size: int, grow: int = 0) -> None:
+        self.size, self.grow, self.pos = size, grow, 0
+        self.asked: list[int] = []
+
+    async def read(self, n: int) -> bytes:
+        self.asked.append(n)
+        data = b"x" * max(0, min(n, self.size - self.pos))
+        self.pos += len(data)
+        self.size += self.grow
+        return data
+
+
+@pytest.mark.parametrize(("size", "step", "grow", "cut"), [
+    (0, 4, 0, 0), (1, 4, 0, 0), (4, 4, 0, 0), (10, 4, 0, 0), (10, 4, 3, 0), (10, 3, 100, 0), (10, 4, 0, 4),
+    (9, 4, 0, 9),
+])
+def test_a_file_is_sent_exactly_as_long_as_announced_in_steps_whether_it_grows_or_shrinks_meanwhile(
+        size: int, step: int, grow: int, cut: int) -> None:
+    source = _GrowingFile(size - cut, grow)  # ``cut`` bytes were lost after the size was measured
+    sent: list[bytes] = []
+
+    async def write(data: bytes) -> None:
+        sent.append(data)
+
+    copied = asyncio.run(copy_exactly(source.read, write, size, step))
+    assert copied == len(b"".join(sent)) == size - cut
+    assert all(0 < n <= step for n in source.asked) and sum(map(len, sent)) <= size
+    assert len(source.asked) == -(-(size - cut) // step) + (1 if cut else 0)  # short: one more read sees the end
+
+
+def test_the_chosen_file_is_a_frozen_value(site: Path) -> None:
+    chosen = Site(site).choose("/app.js", "")
+    assert chosen is not None and chosen.media_type == "text/javascript; charset=utf-8"
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        chosen.coding = "br"  # type: ignore[misc]
+
+
+# --- content types, directories and a whole-second Last-Modified ------------------------------------------
+
+
+@pytest.mark.parametrize("suffix", SERVED_TYPES)
+def test_each_file_is_served_with_the_content_type_of_its_suffix(server: str, suffix: str,
+                                                                 caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.ERROR):
+        got = get(server, f"/types/file{suffix}")
+    assert got.status == 200 and got.body == b"typed " + suffix.encode()
+    assert got.header("content-type") == SERVED_TYPES[suffix]
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR], "the answer ends cleanly in the server"
+
+
+def test_a_directory_answers_with_its_index_and_a_file_named_as_a_directory_is_404(server: str) -> None:
+    for target in ("/", "/?x=1"):
+        got = get(server, target)
+        assert got.status == 200 and got.body.startswith(b"<!doctype html>")
+        assert got.header("content-type") == "text/html; charset=utf-8"
+    for target in ("/app.js/", "/types/file.js/", "/types/", "/webclient/runtime-0123456789abcdef/"):
+        assert get(server, target).status == 404, target  # no index.html there, and a file is not a directory
+
+
+def test_if_modified_since_exactly_the_files_mtime_is_a_304(server: str) -> None:
+    sent = get(server, "/dated.js")
+    assert sent.header("last-modified") == formatdate(DATED, usegmt=True)
+    assert get(server, "/dated.js", If_Modified_Since=formatdate(DATED, usegmt=True)).status == 304
+    assert get(server, "/dated.js", If_Modified_Since=formatdate(DATED - 1, usegmt=True)).status == 200
 
 
 # --- precompressed sidecars ---------------------------------------------------------------------------
@@ -172,6 +324,7 @@ def test_a_matching_if_none_match_is_a_304_without_a_body(server: str, method: s
     assert again.status == 304
     assert again.wire_body == b"", "a 304 carries no body bytes at all"
     assert again.header("etag") == etag and again.header("cache-control") == "no-cache"
+    assert again.header("last-modified") == first.header("last-modified")  # the validators a cache refreshes
     assert "accept-encoding" in vary(again) and again.header("content-security-policy")
     for listed in (f'"nope", {etag}', f"W/{etag}", "*"):
         assert get(server, ENTRY, method=method, Accept_Encoding=coding, If_None_Match=listed).status == 304
