@@ -227,6 +227,9 @@ def test_the_proxy_refuses_a_response_id_outside_the_strict_pattern(proxy_setup:
     before = len(proxy_setup.upstream.requests)
     got = raw_http.request(proxy_setup.front, f"/v1/responses/{response_id}?stream=true")
     assert got.status in (400, 404, 405), f"{response_id!r} answered {got.status}"
+    if got.status == 400:  # the route matched and the proxy refused the id (else the router did)
+        assert json.loads(got.body)["error"] == {"type": "demo_proxy_error", "code": "invalid_response_id",
+                                                 "message": "the response id is not a valid identifier"}
     assert len(proxy_setup.upstream.requests) == before, "nothing reaches the upstream"
     assert KEY.encode() not in got.wire_body
 

@@ -180,11 +180,17 @@ class Recorder:
                     await asyncio.sleep(0.005)
                 await stream.write_eof()
                 return stream
+            if model == "key-prefix-tail":  # a body that ends in what could have been the start of the key
+                return web.Response(body=b"data: [DONE]\n\n" + KEY[:6].encode(), content_type="text/event-stream")
+            if model == "set-cookie":
+                return web.Response(body=b"data: [DONE]\n\n", content_type="text/event-stream",
+                                    headers={"Set-Cookie": "upstream_session=1; Path=/"})
             if isinstance(model, str) and model.startswith("redirect-"):
                 status = int(model.split("-")[1])
                 location = self.redirect_to + "/steal" if model.endswith("-away") else "/v1/elsewhere"
                 return web.Response(status=status, headers={"Location": location}, text="moved")
-            return web.Response(body=b"data: [DONE]\n\n", content_type="text/event-stream")
+            return web.Response(body=b"data: [DONE]\n\n", content_type="text/event-stream",
+                                headers={"request-id": "req_a1", "x-request-id": "req_x1", "x-other": "kept back"})
 
         app = web.Application()
         app.router.add_route("*", "/{tail:.*}", handle)
@@ -229,6 +235,9 @@ def test_proxy_refuses_a_gemini_model_segment_outside_the_strict_name_pattern(pr
     got = raw_http.request(proxy_setup.front, f"/v1beta/models/{model}:streamGenerateContent?alt=sse",
                            method="POST", headers={"Content-Type": "application/json"}, body=GEMINI_BODY)
     assert got.status in (400, 404), f"model {model!r} answered {got.status}"
+    if got.status == 400:  # the route matched and the proxy refused the variable (else the router did)
+        assert json.loads(got.body) == {"error": {"type": "demo_proxy_error", "code": "invalid_model",
+                                                  "message": "the model name is not a valid model identifier"}}
     assert len(proxy_setup.upstream.requests) == before, "nothing reaches the upstream"
     assert KEY.encode() not in got.wire_body
 
@@ -238,7 +247,7 @@ def test_proxy_builds_the_gemini_upstream_path_from_the_route_table(proxy_setup:
     got = raw_http.request(proxy_setup.front, f"/v1beta/models/{model}:streamGenerateContent?alt=sse",
                            method="POST", headers={"Content-Type": "application/json"}, body=GEMINI_BODY)
     seen = proxy_setup.upstream.requests[-1]
-    assert got.status == 200
+    assert got.status == 200 and got.header("cache-control") == "no-cache"
     assert seen["raw_path"] == f"/v1beta/models/{model}:streamGenerateContent?alt=sse"
     assert seen["headers"]["x-goog-api-key"] == KEY
 
@@ -345,9 +354,132 @@ def test_proxy_keeps_no_cookies_from_the_upstream_between_requests(proxy_setup: 
     assert "cookie" not in proxy_setup.upstream.requests[-1]["headers"]
 
 
+@pytest.mark.parametrize("route", ["/v1/chat/completions", "/v1/messages", "/v1/responses",
+                                   "/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse"])
+def test_proxy_asks_every_route_for_an_identity_body_and_pins_the_anthropic_version_only_when_the_page_does_not(
+        proxy_setup: ProxySetup, route: str) -> None:
+    for version in (None, "2099-01-01"):
+        headers = {"Accept-Encoding": "gzip, br", "Content-Type": "application/json"}
+        if version is not None:
+            headers["anthropic-version"] = version
+        assert raw_http.request(proxy_setup.front, route, method="POST", body=CHAT_BODY, headers=headers).status == 200
+        seen = proxy_setup.upstream.requests[-1]["headers"]
+        assert seen["accept-encoding"] == "identity" and seen["content-type"] == "application/json"
+        if route == "/v1/messages":
+            assert seen["anthropic-version"] == (version or "2023-06-01")
+        else:
+            assert seen.get("anthropic-version") == version  # passed as sent, never added
+
+
+@dataclass
+class Prefixed:
+    """A front whose upstream base URL is ``http://localhost:PORT/gateway/v1/``: a path prefix, and a host name
+    (not an address) so that a cookie jar would keep the upstream's cookies."""
+
+    front: str
+    upstream: Recorder
+
+
+@pytest.fixture(scope="module")
+def prefixed() -> Iterator[Prefixed]:
+    upstream = Recorder()
+    real = demo_server.start_in_background(app_factory=upstream.app)
+    base = real.base_url.replace("127.0.0.1", "localhost") + "/gateway/v1/"
+    front = demo_server.start_in_background(static_dir=None, upstream=base, api_key=KEY)
+    try:
+        yield Prefixed(front.base_url, upstream)
+    finally:
+        front.stop()
+        real.stop()
+
+
+@pytest.mark.parametrize(("target", "method", "upstream_path"), [
+    ("/v1/chat/completions", "POST", "/gateway/v1/chat/completions"),
+    ("/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse", "POST",
+     "/gateway/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse"),
+    ("/v1/responses/resp_1?stream=true", "GET", "/gateway/v1/responses/resp_1?stream=true"),
+])
+def test_proxy_keeps_the_base_urls_path_prefix(prefixed: Prefixed, target: str, method: str,
+                                              upstream_path: str) -> None:
+    body = CHAT_BODY if method == "POST" else b""
+    assert raw_http.request(prefixed.front, target, method=method, body=body).status == 200
+    assert prefixed.upstream.requests[-1]["raw_path"] == upstream_path
+
+
+def test_proxy_keeps_no_cookie_the_upstream_sets(prefixed: Prefixed) -> None:
+    body = json.dumps({"model": "set-cookie", "stream": True, "messages": []}).encode()
+    got = raw_http.request(prefixed.front, "/v1/chat/completions", method="POST", body=body)
+    assert got.status == 200 and got.header("set-cookie") is None
+    raw_http.request(prefixed.front, "/v1/chat/completions", method="POST", body=CHAT_BODY)
+    assert "cookie" not in prefixed.upstream.requests[-1]["headers"], "the upstream's cookie came back to it"
+
+
+def test_proxy_ignores_proxy_settings_in_the_environment(proxy_setup: ProxySetup,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    for name in ("HTTP_PROXY", "http_proxy", "HTTPS_PROXY", "https_proxy"):
+        monkeypatch.setenv(name, proxy_setup.upstream.redirect_to)  # the second origin, as a forward proxy
+    before = len(proxy_setup.upstream.requests)
+    assert raw_http.request(proxy_setup.front, "/v1/chat/completions", method="POST", body=CHAT_BODY).status == 200
+    assert len(proxy_setup.upstream.requests) == before + 1
+    assert proxy_setup.elsewhere.requests == [] and proxy_setup.elsewhere.keys_seen() == []
+
+
+def test_proxy_passes_the_allow_listed_headers_both_ways_and_nothing_else(proxy_setup: ProxySetup,
+                                                                         caplog: pytest.LogCaptureFixture) -> None:
+    page = {"Content-Type": "application/json", "Accept": "text/event-stream", "anthropic-version": "2023-06-01",
+            "anthropic-beta": "tools-2024", "OpenAI-Beta": "responses=v1", "Last-Event-ID": "7",
+            "X-Custom": "no", "Authorization": "Bearer page", "Origin": "https://evil.example"}
+    with caplog.at_level(logging.ERROR):
+        got = raw_http.request(proxy_setup.front, "/v1/messages", method="POST", body=CHAT_BODY, headers=page)
+    seen = proxy_setup.upstream.requests[-1]["headers"]
+    for name in ("Content-Type", "Accept", "anthropic-version", "anthropic-beta", "OpenAI-Beta", "Last-Event-ID"):
+        assert seen[name.lower()] == page[name], name
+    assert "x-custom" not in seen and "origin" not in seen and seen["authorization"] == f"Bearer {KEY}"
+    assert got.status == 200 and got.body == b"data: [DONE]\n\n"
+    assert (got.header("request-id"), got.header("x-request-id"), got.header("x-other")) == ("req_a1", "req_x1", None)
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR], "the answer ends cleanly in the server"
+
+
+def test_a_body_ending_in_a_prefix_of_the_key_reaches_the_page_whole(proxy_setup: ProxySetup) -> None:
+    body = json.dumps({"model": "key-prefix-tail", "stream": True, "messages": []}).encode()
+    got = raw_http.request(proxy_setup.front, "/v1/chat/completions", method="POST", body=body)
+    assert got.status == 200 and got.body == b"data: [DONE]\n\n" + KEY[:6].encode()
+
+
+@pytest.mark.parametrize(("status", "warned"), [(299, False), (300, True), (302, True), (399, True), (400, False)])
+def test_proxy_logs_a_warning_for_an_upstream_redirect_only(proxy_setup: ProxySetup, status: int, warned: bool,
+                                                           caplog: pytest.LogCaptureFixture) -> None:
+    body = json.dumps({"model": f"redirect-{status}", "stream": True, "messages": []}).encode()
+    with caplog.at_level(logging.INFO, logger="demo_site.server"):
+        got = raw_http.request(proxy_setup.front, "/v1/chat/completions", method="POST", body=body)
+        time.sleep(0.05)
+    assert got.status == status and got.header("location") is None
+    warnings = [r.getMessage() for r in caplog.records if r.name == "demo_site.server" and r.levelno == logging.WARNING]
+    assert warnings == ([f"proxy openai-chat: upstream answered {status}; redirects are not followed"]
+                        if warned else [])
+
+
+def test_the_proxy_client_session_is_closed_at_cleanup_and_cleanup_before_startup_is_harmless() -> None:
+    async def scenario() -> None:
+        proxy = demo_server.UpstreamProxy("https://api.cometapi.com/v1", KEY, None)  # type: ignore[arg-type]
+        assert proxy.base_url == "https://api.cometapi.com"
+        app = aiohttp_web.Application()
+        await proxy.cleanup(app)  # never started: nothing to close
+        await proxy.startup(app)
+        session = proxy._session
+        assert session is not None and not session.closed
+        await proxy.cleanup(app)
+        assert session.closed
+
+    asyncio.run(scenario())
+
+
 def test_proxy_refuses_a_base_url_that_is_not_plain_http() -> None:
     for bad in ("ftp://example.com", "https://user:pw@example.com", "https://example.com/?x=1", "example.com",
-                "https://example.com/#frag", "file:///etc/passwd"):
+                "https://example.com/#frag", "file:///etc/passwd", "http://", "https:///v1", "https://user@example.com",
+                "https://:pw@example.com"):
         with pytest.raises(ValueError):
             demo_server.build_app(static_dir=None, upstream=bad, api_key=KEY)
 
@@ -534,11 +666,20 @@ def test_an_identity_or_unlabelled_upstream_body_only_loses_the_key(encoding_pro
 def test_an_upstream_body_in_a_coding_the_proxy_cannot_decode_is_a_502_naming_neither_the_coding_nor_the_key(
         encoding_proxy: tuple[str, EncodingUpstream], case: str, caplog: pytest.LogCaptureFixture) -> None:
     front, upstream = encoding_proxy
+
+    def proxy_stats() -> dict[str, int]:
+        return dict(json.loads(raw_http.request(front, "/__demo/stats").body)["streams"]["proxy"])
+
+    before = proxy_stats()
     with caplog.at_level(logging.DEBUG):
         got = fetch_encoded(front, case)
     assert upstream.requests[-1] == case, "the upstream was asked"
+    now = proxy_stats()
+    assert {k: now[k] - before[k] for k in now} == {"started": 1, "finished": 1, "disconnected": 0}
     assert got.status == 502 and got.header("content-encoding") is None
-    assert json.loads(got.body)["error"]["code"] == "unsupported_content_encoding"
+    assert json.loads(got.body) == {"error": {
+        "type": "demo_proxy_error", "code": "unsupported_content_encoding",
+        "message": "the upstream answered in a content encoding the demo server cannot decode"}}
     assert b"[redacted]" not in got.body and not leaks(got), "the upstream body is not forwarded"
     wire = got.wire_body + repr(got.headers).encode()
     logged = " ".join(record.getMessage() for record in caplog.records)
@@ -998,11 +1139,11 @@ def test_the_stream_cap_counts_each_client_address_apart_and_forgets_an_address_
         guard = StreamGuard(ServerLimits(max_streams_per_client=2))
         release = {"a": asyncio.Event(), "rest": asyncio.Event()}
 
-        def run(remote: str | None, until: str = "rest") -> asyncio.Task[aiohttp_web.StreamResponse]:
-            async def held(request: aiohttp_web.Request) -> aiohttp_web.StreamResponse:
+        def run(remote: str | None, until: str = "rest") -> asyncio.Future[Any]:
+            async def held(request: Any) -> Any:
                 await release[until].wait()
                 return aiohttp_web.Response(text="ok")
-            return asyncio.ensure_future(guard.run(cast(aiohttp_web.Request, _Peer(remote)), held))
+            return asyncio.ensure_future(guard.run(cast(Any, _Peer(remote)), held))
 
         async def settle() -> None:
             for _ in range(5):

@@ -688,10 +688,17 @@ def test_proxy_hands_the_page_a_gzip_body_decoded_and_without_content_encoding(
     assert got.body == b"data: [DONE]\n\n"
 
 
-def test_proxy_cuts_the_page_connection_when_the_upstream_cuts(proxy: tuple[str, FakeUpstream]) -> None:
+def test_proxy_cuts_the_page_connection_when_the_upstream_cuts(proxy: tuple[str, FakeUpstream],
+                                                                caplog: pytest.LogCaptureFixture) -> None:
     front, _ = proxy
-    with pytest.raises(httpx.RemoteProtocolError):
+    before = stats(front)["proxy"]
+    with caplog.at_level(logging.ERROR), pytest.raises(httpx.RemoteProtocolError):
         proxied(front, "openai-chat", "cut")
+    proxied(front, "openai-chat")  # and a whole one
+    time.sleep(0.1)
+    now = stats(front)["proxy"]
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR], "both answers end cleanly in the server"
+    assert {k: now[k] - before.get(k, 0) for k in now} == {"started": 2, "finished": 2, "disconnected": 0}
 
 
 def test_proxy_answers_a_json_502_when_the_upstream_is_unreachable() -> None:
@@ -701,7 +708,9 @@ def test_proxy_answers_a_json_502_when_the_upstream_is_unreachable() -> None:
         counts = stats(front.base_url)
     finally:
         front.stop()
-    assert got.status == 502 and json.loads(got.body)["error"]["type"] == "demo_proxy_error"
+    assert got.status == 502 and json.loads(got.body)["error"] == {
+        "type": "demo_proxy_error", "code": "ClientConnectorError",
+        "message": "the demo server could not reach the upstream"}
     assert KEY.encode() not in got.body
     assert counts == {"proxy": {"started": 1, "finished": 1, "disconnected": 0}}
 
