@@ -80,6 +80,57 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 EQUIVALENTS = ROOT / "build_scripts" / "mutation-equivalents.md"
 
+def _nodes(path: str, *names: str) -> list[str]:
+    """pytest node ids of the tests ``names`` in the file ``path``."""
+    return [f"{path}::{name}" for name in names]
+
+
+#: The tests that go through :mod:`demo_site.proxy`, in four files (node ids, so a run takes those alone).
+_PROXY_TESTS = [
+    *_nodes("tests/test_demo_server_security.py",
+            "test_a_body_ending_in_a_prefix_of_the_key_reaches_the_page_whole",
+            "test_a_corrupt_encoded_body_is_cut_cleanly_and_nothing_past_the_corruption_gets_out",
+            "test_a_gzip_bomb_is_cut_at_the_decoded_ceiling_with_bounded_memory",
+            "test_an_encoded_upstream_body_reaches_the_page_decoded_without_the_key_and_without_content_encoding",
+            "test_an_identity_or_unlabelled_upstream_body_only_loses_the_key",
+            "test_an_upstream_body_in_a_coding_the_proxy_cannot_decode_is_a_502_naming_neither_the_coding_nor_the_key",
+            "test_an_upstream_that_echoes_the_key_never_gets_it_to_the_page",
+            "test_proxy_asks_every_route_for_an_identity_body_and_pins_the_anthropic_version_only_when_the_page_does_not",
+            "test_proxy_builds_the_gemini_upstream_path_from_the_route_table",
+            "test_proxy_ignores_proxy_settings_in_the_environment",
+            "test_proxy_keeps_no_cookie_the_upstream_sets",
+            "test_proxy_keeps_no_cookies_from_the_upstream_between_requests",
+            "test_proxy_keeps_the_base_urls_path_prefix",
+            "test_proxy_logs_a_warning_for_an_upstream_redirect_only",
+            "test_proxy_never_follows_an_upstream_redirect_and_the_key_never_leaves_the_configured_origin",
+            "test_proxy_never_forwards_the_raw_or_decoded_request_path",
+            "test_proxy_passes_only_allow_listed_query_parameters",
+            "test_proxy_passes_the_allow_listed_headers_both_ways_and_nothing_else",
+            "test_proxy_refuses_a_base_url_that_is_not_plain_http",
+            "test_proxy_refuses_a_gemini_model_segment_outside_the_strict_name_pattern",
+            "test_request_bodies_over_the_cap_are_refused_before_reaching_the_upstream",
+            "test_the_proxy_client_session_is_closed_at_cleanup_and_cleanup_before_startup_is_harmless"),
+    *_nodes("tests/test_demo_resume.py",
+            "test_the_proxy_drops_resume_query_parameters_outside_their_patterns",
+            "test_the_proxy_forwards_a_resume_as_a_get_with_the_key_to_the_configured_origin",
+            "test_the_proxy_passes_a_reconnects_last_event_id_and_nothing_else_new",
+            "test_the_proxy_refuses_a_response_id_outside_the_strict_pattern"),
+    *_nodes("tests/test_demo_server_static.py",
+            "test_proxy_mode_shares_its_model_routes_and_preflight_too"),
+    *_nodes("tests/test_demo_upstream.py",
+            "test_base_url_may_carry_a_trailing_v1",
+            "test_proxy_adds_the_key_in_the_routes_headers_and_drops_the_pages_own",
+            "test_proxy_answers_a_json_502_when_the_upstream_is_unreachable",
+            "test_proxy_cuts_the_page_connection_when_the_upstream_cuts",
+            "test_proxy_forwards_upstream_bytes_unchanged_and_unrechunked",
+            "test_proxy_hands_the_page_a_gzip_body_decoded_and_without_content_encoding",
+            "test_proxy_mode_without_a_key_refuses_to_start",
+            "test_proxy_never_logs_the_key",
+            "test_proxy_passes_upstream_errors_through_with_their_status",
+            "test_proxy_logs_each_answer_as_its_route_its_fate_and_the_upstream_bytes_it_took",
+            "test_a_page_that_hangs_up_mid_answer_is_counted_disconnected_and_the_upstream_answer_let_go"),
+]
+
 #: Module -> the tests that must notice a fault in it. The core modules' own tests come first
 #: (``-x`` stops at the first failure, so fast, specific tests make killed mutants cheap).
 MODULE_TESTS: dict[str, list[str]] = {
@@ -116,6 +167,15 @@ MODULE_TESTS: dict[str, list[str]] = {
     "demo_site/hosts.py": ["tests/test_demo_server_security.py"],
     "demo_site/redact.py": ["tests/test_demo_server_security.py"],
     "demo_site/content_decoding.py": ["tests/test_demo_server_security.py"],
+    "demo_site/guards.py": ["tests/test_demo_server_security.py", "tests/test_demo_server_static.py"],
+    # The static file tests first (unit tests of the rules run in about a second), then the two of the security
+    # file that reach the file server: ~14 s a run, where both files whole take ~25 s.
+    "demo_site/static_files.py": ["tests/test_demo_server_static.py", *_nodes(
+        "tests/test_demo_server_security.py",
+        "test_static_files_refuse_paths_whose_real_path_is_outside_the_site_with_a_bare_404",
+        "test_files_and_symlinks_inside_the_site_are_still_served")],
+    # The tests that go through the proxy, wherever they live: ~15 s a run (their files whole: over a minute).
+    "demo_site/proxy.py": _PROXY_TESTS,
     # Per route: its edge tests first (fast and specific), then its route and vocabulary tests, then what
     # every route shares (edges across routes, values, the retained ceiling, next turn, the contracts).
     "webclient/_session.py": ["tests/test_edges_session.py", "tests/test_session_lifecycle.py",

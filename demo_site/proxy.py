@@ -43,7 +43,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Final
 from urllib.parse import quote
 
@@ -111,6 +111,14 @@ def parse_base_url(base_url: str) -> URL:
 def _error(status: int, code: str, message: str) -> web.Response:
     return web.json_response({"error": {"type": "demo_proxy_error", "code": code, "message": message}},
                              status=status)
+
+
+async def _relay(pieces: Iterable[bytes], secret: SecretFilter, resp: web.StreamResponse) -> None:
+    """Write ``pieces`` of the (decoded) upstream body to the page through the key filter ``secret``."""
+    for piece in pieces:
+        out = secret.feed(piece)
+        if out:
+            await resp.write(out)
 
 
 class UpstreamProxy:
@@ -212,14 +220,10 @@ class UpstreamProxy:
                 try:
                     async for chunk in up.content.iter_any():
                         sent += len(chunk)
-                        for piece in decoder.feed(chunk) if decoder is not None else (chunk,):
-                            out = secret.feed(piece)
-                            if out:
-                                await resp.write(out)
-                    for piece in decoder.end() if decoder is not None else ():
-                        out = secret.feed(piece)
-                        if out:
-                            await resp.write(out)
+                        await _relay(decoder.feed(chunk) if decoder is not None else (chunk,), secret, resp)
+                    if decoder is not None:
+                        # (its checks that every coding's stream ended; a valid body has nothing left here)
+                        await _relay(decoder.end(), secret, resp)
                 except ClientPayloadError:
                     return self._cut(route, request, resp, "upstream body cut", sent)
                 except CorruptBody:

@@ -16,6 +16,7 @@ import itertools
 import json
 import logging
 import random
+import re
 import socket
 import time
 import tracemalloc
@@ -373,8 +374,9 @@ def test_proxy_asks_every_route_for_an_identity_body_and_pins_the_anthropic_vers
 
 @dataclass
 class Prefixed:
-    """A front whose upstream base URL is ``http://localhost:PORT/gateway/v1/``: a path prefix, and a host name
-    (not an address) so that a cookie jar would keep the upstream's cookies."""
+    """A front whose upstream base URL is ``http://localhost:PORT/api%20gateway/v1/``: a path prefix with a
+    percent-escape (sent as written, never escaped twice), and a host name (not an address) so that a cookie jar
+    would keep the upstream's cookies."""
 
     front: str
     upstream: Recorder
@@ -384,7 +386,7 @@ class Prefixed:
 def prefixed() -> Iterator[Prefixed]:
     upstream = Recorder()
     real = demo_server.start_in_background(app_factory=upstream.app)
-    base = real.base_url.replace("127.0.0.1", "localhost") + "/gateway/v1/"
+    base = real.base_url.replace("127.0.0.1", "localhost") + "/api%20gateway/v1/"
     front = demo_server.start_in_background(static_dir=None, upstream=base, api_key=KEY)
     try:
         yield Prefixed(front.base_url, upstream)
@@ -394,10 +396,10 @@ def prefixed() -> Iterator[Prefixed]:
 
 
 @pytest.mark.parametrize(("target", "method", "upstream_path"), [
-    ("/v1/chat/completions", "POST", "/gateway/v1/chat/completions"),
+    ("/v1/chat/completions", "POST", "/api%20gateway/v1/chat/completions"),
     ("/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse", "POST",
-     "/gateway/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse"),
-    ("/v1/responses/resp_1?stream=true", "GET", "/gateway/v1/responses/resp_1?stream=true"),
+     "/api%20gateway/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse"),
+    ("/v1/responses/resp_1?stream=true", "GET", "/api%20gateway/v1/responses/resp_1?stream=true"),
 ])
 def test_proxy_keeps_the_base_urls_path_prefix(prefixed: Prefixed, target: str, method: str,
                                               upstream_path: str) -> None:
@@ -690,17 +692,24 @@ def test_an_upstream_body_in_a_coding_the_proxy_cannot_decode_is_a_502_naming_ne
 
 
 def test_a_gzip_bomb_is_cut_at_the_decoded_ceiling_with_bounded_memory(
-        encoding_proxy: tuple[str, EncodingUpstream]) -> None:
+        encoding_proxy: tuple[str, EncodingUpstream], caplog: pytest.LogCaptureFixture) -> None:
     front, _ = encoding_proxy
     bomb = gzip_bomb()  # 100 MiB of zeros in ~100 KB, made before the measurement
     tracemalloc.start()
     try:
-        got = fetch_encoded(front, "bomb")
+        with caplog.at_level(logging.INFO, logger="demo_site.server"):
+            got = fetch_encoded(front, "bomb")
+            time.sleep(0.05)
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
     assert len(bomb) < 200_000
     assert got.status == 200 and got.body == bytes(TEST_DECODED_CEILING), "exactly the ceiling's worth"
+    lines = [r.getMessage() for r in caplog.records if r.getMessage().startswith("proxy ")]
+    assert len(lines) == 1, lines
+    found = re.fullmatch(r"proxy openai-chat: decoded upstream body over the ceiling after (\d+) bytes; "
+                         r"cutting the page's too", lines[0])
+    assert found and 0 < int(found[1]) <= len(bomb), "the figure is the encoded bytes taken from the upstream"
     assert not ended_cleanly(got), "the page sees a cut, not a clean end"
     # The reader above holds the body (~2 MiB with its copies); a decoder without max_length makes 16 MiB or more
     # out of each 16 KiB chunk the upstream writes.

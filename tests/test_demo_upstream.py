@@ -13,6 +13,8 @@ import asyncio
 import gzip
 import json
 import logging
+import re
+import socket
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -29,6 +31,7 @@ httpx = pytest.importorskip("httpx")
 from demo_site import server as demo_server  # noqa: E402  (after the importorskip guards)
 from demo_site.scenarios import SCENARIOS  # noqa: E402
 from demo_site.upstream import UpstreamConfig  # noqa: E402
+from tests import raw_http  # noqa: E402
 from tests.helpers import assert_chunking_invariant  # noqa: E402
 from webclient import EventStreamParser, Limits, SSEEvent  # noqa: E402
 
@@ -564,11 +567,15 @@ KEY = "sk-test-canary-5c0f2b1e"
 UPSTREAM_CHUNKS = (b'data: {"text":"h\xc3', b'\xa9llo"}\r', b'\n\r\ndata: {"text":"w', b'orld"}\r\n\r\n',
                    b"data: [DONE]\r\n\r\n")
 UPSTREAM_GAP = 0.1
+#: ``fake-long``: events and the pause after each (~4 s in all, far longer than the test that hangs up waits).
+LONG_EVENTS, LONG_GAP = 200, 0.02
 
 
 @dataclass
 class FakeUpstream:
     requests: list[dict[str, Any]] = field(default_factory=list)
+    #: ``fake-long`` answers whose reader went away before their end.
+    let_go: int = 0
 
     def app(self) -> Any:
         web = aiohttp_web
@@ -587,6 +594,15 @@ class FakeUpstream:
             resp = web.StreamResponse(headers={"Content-Type": "text/event-stream; charset=utf-8",
                                                "x-request-id": "req_fake", "Set-Cookie": "session=upstream"})
             await resp.prepare(request)
+            if mode == "fake-long":  # an answer that outlasts a page that hangs up
+                try:
+                    for n in range(LONG_EVENTS):
+                        await resp.write(b'data: {"n": %d}\n\n' % n)
+                        await asyncio.sleep(LONG_GAP)
+                except (ConnectionError, asyncio.CancelledError):  # the proxy let go of this answer
+                    self.let_go += 1
+                    raise
+                return resp
             for n, chunk in enumerate(UPSTREAM_CHUNKS):
                 if n:
                     await asyncio.sleep(UPSTREAM_GAP)
@@ -699,6 +715,66 @@ def test_proxy_cuts_the_page_connection_when_the_upstream_cuts(proxy: tuple[str,
     now = stats(front)["proxy"]
     assert not [r for r in caplog.records if r.levelno >= logging.ERROR], "both answers end cleanly in the server"
     assert {k: now[k] - before.get(k, 0) for k in now} == {"started": 2, "finished": 2, "disconnected": 0}
+
+
+def proxy_log_lines(caplog: pytest.LogCaptureFixture) -> list[str]:
+    """The proxy's lines among the records (the server logs under the same name)."""
+    return [message for r in caplog.records
+            if r.name == "demo_site.server" and (message := r.getMessage()).startswith("proxy ")]
+
+
+def test_proxy_logs_each_answer_as_its_route_its_fate_and_the_upstream_bytes_it_took(
+        proxy: tuple[str, FakeUpstream], caplog: pytest.LogCaptureFixture) -> None:
+    """One line per answer, in fixed words with figures: what an operator needs, and never a byte of content."""
+    front, _ = proxy
+    whole = sum(map(len, UPSTREAM_CHUNKS))
+    cut = len(UPSTREAM_CHUNKS[0]) + len(UPSTREAM_CHUNKS[1])  # the fake closes after its second write
+    with caplog.at_level(logging.INFO, logger="demo_site.server"):
+        proxied(front, "openai-chat")
+        time.sleep(0.1)
+        assert proxy_log_lines(caplog) == [f"proxy openai-chat: status 200, {whole} bytes"]
+        caplog.clear()
+        with pytest.raises(httpx.RemoteProtocolError):
+            proxied(front, "anthropic-messages", "cut")
+        time.sleep(0.1)
+        assert proxy_log_lines(caplog) == [
+            f"proxy anthropic-messages: upstream body cut after {cut} bytes; cutting the page's too"]
+        caplog.clear()
+        got = raw_http.request(front, "/v1beta/models/no%20such:streamGenerateContent?alt=sse", method="POST",
+                               body=b"{}")
+        time.sleep(0.1)
+        assert got.status == 400 and proxy_log_lines(caplog) == ["proxy gemini: path variable refused"]
+
+
+def test_a_page_that_hangs_up_mid_answer_is_counted_disconnected_and_the_upstream_answer_let_go(
+        proxy: tuple[str, FakeUpstream], caplog: pytest.LogCaptureFixture) -> None:
+    front, fake = proxy
+    before, let_go = stats(front)["proxy"], fake.let_go
+    body = json.dumps({"model": "fake-long", "stream": True, "messages": []}).encode()
+    head = (f"POST /v1/chat/completions HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len(body)}\r\n\r\n").encode()
+    with caplog.at_level(logging.INFO, logger="demo_site.server"):
+        with socket.create_connection(raw_http.address(front), timeout=5) as sock:
+            sock.sendall(head + body)
+            seen = b""
+            while b'data: {"n": 1}' not in seen:  # two events in: the answer is streaming
+                chunk = sock.recv(4096)
+                assert chunk, "the proxy ended the answer before the page hung up"
+                seen += chunk
+        deadline = time.monotonic() + 5
+        while stats(front)["proxy"]["disconnected"] == before["disconnected"] and time.monotonic() < deadline:
+            time.sleep(0.02)
+        time.sleep(0.1)
+    now = stats(front)["proxy"]
+    assert {k: now[k] - before[k] for k in now} == {"started": 1, "finished": 0, "disconnected": 1}
+    lines = proxy_log_lines(caplog)
+    assert len(lines) == 1 and re.fullmatch(r"proxy openai-chat: client disconnected after (\d+) bytes", lines[0])
+    taken = int(lines[0].split(" after ")[1].split()[0])
+    assert len(b'data: {"n": 0}\n\ndata: {"n": 1}\n\n') <= taken < LONG_EVENTS * len(b'data: {"n": 100}\n\n')
+    deadline = time.monotonic() + 5
+    while fake.let_go == let_go and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert fake.let_go == let_go + 1, "the proxy stopped reading the upstream's answer too"
 
 
 def test_proxy_answers_a_json_502_when_the_upstream_is_unreachable() -> None:
