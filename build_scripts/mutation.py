@@ -176,6 +176,26 @@ MODULE_TESTS: dict[str, list[str]] = {
         "test_files_and_symlinks_inside_the_site_are_still_served")],
     # The tests that go through the proxy, wherever they live: ~15 s a run (their files whole: over a minute).
     "demo_site/proxy.py": _PROXY_TESTS,
+    # The command line first (~7 s), then the files that build apps and serve through them, and the embedded
+    # upstream's tests that reach the server's wiring (not its ~110 scenario streams): ~36 s a run.
+    "demo_site/server.py": ["tests/test_demo_server_cli.py", "tests/test_demo_server_static.py",
+                            "tests/test_demo_server_security.py", "tests/test_demo_resume.py", *_nodes(
+                                "tests/test_demo_upstream.py",
+                                "test_unsafe_eval_is_added_only_when_asked",
+                                "test_unknown_scenario_is_refused_with_a_json_400",
+                                "test_tools_json_maps_tool_names_to_json_schemas",
+                                "test_static_site_is_served_with_pyodide_compatible_csp_and_media_types",
+                                "test_static_site_refuses_paths_outside_or_hidden",
+                                "test_gemini_without_alt_sse_answers_a_json_array_like_the_real_api",
+                                "test_config_json_lists_every_scenario_and_route",
+                                "test_proxy_mode_without_a_key_refuses_to_start",
+                                "test_base_url_may_carry_a_trailing_v1",
+                                "test_prompt_echo_is_short_and_single_line",
+                                "test_cancelling_mid_stream_is_recorded_as_a_disconnect_and_stops_the_stream",
+                                "test_proxy_never_logs_the_key",
+                                "test_stall_goes_silent_after_some_events_and_notices_the_client_leaving",
+                                # (a page leaving a silent proxied answer: what handler cancellation is for)
+                                "test_a_page_that_hangs_up_mid_answer_is_counted_disconnected_and_the_upstream_answer_let_go")],
     # Per route: its edge tests first (fast and specific), then its route and vocabulary tests, then what
     # every route shares (edges across routes, values, the retained ceiling, next turn, the contracts).
     "webclient/_session.py": ["tests/test_edges_session.py", "tests/test_session_lifecycle.py",

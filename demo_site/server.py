@@ -258,6 +258,7 @@ def start_in_background(*, host: str = DEFAULT_HOST, port: int = 0,
 
     def serve() -> None:
         asyncio.set_event_loop(loop)
+        runner: web.AppRunner | None = None
         try:
             app = app_factory() if app_factory is not None else build_app(**app_options)  # type: ignore[arg-type]
             runner = _runner(app)
@@ -265,8 +266,11 @@ def start_in_background(*, host: str = DEFAULT_HOST, port: int = 0,
             loop.run_until_complete(web.TCPSite(runner, host, port).start())
             started["runner"] = runner
             started["port"] = runner.addresses[0][1]
-        except BaseException as exc:  # reported to the starting thread
+        except BaseException as exc:  # reported to the starting thread, after undoing what was set up
             started["error"] = exc
+            if runner is not None:
+                loop.run_until_complete(runner.cleanup())
+            loop.close()
             ready.set()
             return
         ready.set()
@@ -289,18 +293,20 @@ def start_in_background(*, host: str = DEFAULT_HOST, port: int = 0,
 
 
 async def _serve_until_signalled(app: web.Application, host: str, port: int) -> None:
-    runner = _runner(app)
-    await runner.setup()
-    await web.TCPSite(runner, host, port).start()
-    print(f"webclient demo: {_url(host, runner.addresses[0][1])}/", flush=True)
+    """Serve until ``SIGINT`` or ``SIGTERM``, then shut down cleanly. The handlers are in place before the
+    socket listens: a signal sent as soon as the server answers stops it the same way."""
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
+    runner = _runner(app)
+    await runner.setup()
     try:
+        await web.TCPSite(runner, host, port).start()
+        print(f"webclient demo: {_url(host, runner.addresses[0][1])}/", flush=True)
         await stop.wait()
-    finally:
         print("webclient demo: stopping", flush=True)
+    finally:
         await runner.cleanup()
 
 

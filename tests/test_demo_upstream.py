@@ -567,14 +567,15 @@ KEY = "sk-test-canary-5c0f2b1e"
 UPSTREAM_CHUNKS = (b'data: {"text":"h\xc3', b'\xa9llo"}\r', b'\n\r\ndata: {"text":"w', b'orld"}\r\n\r\n',
                    b"data: [DONE]\r\n\r\n")
 UPSTREAM_GAP = 0.1
-#: ``fake-long``: events and the pause after each (~4 s in all, far longer than the test that hangs up waits).
+#: ``fake-long``: events and the pause after each (~4 s in all, far longer than the test that hangs up waits);
+#: ``fake-silent`` sends one event, then nothing for 20 s.
 LONG_EVENTS, LONG_GAP = 200, 0.02
 
 
 @dataclass
 class FakeUpstream:
     requests: list[dict[str, Any]] = field(default_factory=list)
-    #: ``fake-long`` answers whose reader went away before their end.
+    #: ``fake-long`` / ``fake-silent`` answers whose reader went away before their end.
     let_go: int = 0
 
     def app(self) -> Any:
@@ -594,11 +595,12 @@ class FakeUpstream:
             resp = web.StreamResponse(headers={"Content-Type": "text/event-stream; charset=utf-8",
                                                "x-request-id": "req_fake", "Set-Cookie": "session=upstream"})
             await resp.prepare(request)
-            if mode == "fake-long":  # an answer that outlasts a page that hangs up
+            if mode in ("fake-long", "fake-silent"):  # answers that outlast a page that hangs up
                 try:
                     for n in range(LONG_EVENTS):
                         await resp.write(b'data: {"n": %d}\n\n' % n)
-                        await asyncio.sleep(LONG_GAP)
+                        # fake-silent: one event, then nothing for longer than the test waits
+                        await asyncio.sleep(LONG_GAP if mode == "fake-long" else LONG_EVENTS * LONG_GAP * 5)
                 except (ConnectionError, asyncio.CancelledError):  # the proxy let go of this answer
                     self.let_go += 1
                     raise
@@ -746,18 +748,22 @@ def test_proxy_logs_each_answer_as_its_route_its_fate_and_the_upstream_bytes_it_
         assert got.status == 400 and proxy_log_lines(caplog) == ["proxy gemini: path variable refused"]
 
 
+@pytest.mark.parametrize("mode", ["long", "silent"])
 def test_a_page_that_hangs_up_mid_answer_is_counted_disconnected_and_the_upstream_answer_let_go(
-        proxy: tuple[str, FakeUpstream], caplog: pytest.LogCaptureFixture) -> None:
+        proxy: tuple[str, FakeUpstream], caplog: pytest.LogCaptureFixture, mode: str) -> None:
+    """``long``: the upstream goes on writing, so the proxy's next write finds the page gone. ``silent``: it sends
+    nothing more, and the server's handler cancellation is what lets the proxy notice the page leaving at once
+    (without it the upstream request would stay open until the upstream's next bytes)."""
     front, fake = proxy
     before, let_go = stats(front)["proxy"], fake.let_go
-    body = json.dumps({"model": "fake-long", "stream": True, "messages": []}).encode()
+    body = json.dumps({"model": f"fake-{mode}", "stream": True, "messages": []}).encode()
     head = (f"POST /v1/chat/completions HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
             f"Content-Length: {len(body)}\r\n\r\n").encode()
     with caplog.at_level(logging.INFO, logger="demo_site.server"):
         with socket.create_connection(raw_http.address(front), timeout=5) as sock:
             sock.sendall(head + body)
             seen = b""
-            while b'data: {"n": 1}' not in seen:  # two events in: the answer is streaming
+            while b'data: {"n": 0}\n\n' not in seen:  # the first event in: the answer is streaming
                 chunk = sock.recv(4096)
                 assert chunk, "the proxy ended the answer before the page hung up"
                 seen += chunk
@@ -770,7 +776,11 @@ def test_a_page_that_hangs_up_mid_answer_is_counted_disconnected_and_the_upstrea
     lines = proxy_log_lines(caplog)
     assert len(lines) == 1 and re.fullmatch(r"proxy openai-chat: client disconnected after (\d+) bytes", lines[0])
     taken = int(lines[0].split(" after ")[1].split()[0])
-    assert len(b'data: {"n": 0}\n\ndata: {"n": 1}\n\n') <= taken < LONG_EVENTS * len(b'data: {"n": 100}\n\n')
+    first = len(b'data: {"n": 0}\n\n')
+    if mode == "silent":
+        assert taken == first
+    else:
+        assert first <= taken < LONG_EVENTS * len(b'data: {"n": 100}\n\n')
     deadline = time.monotonic() + 5
     while fake.let_go == let_go and time.monotonic() < deadline:
         time.sleep(0.02)
