@@ -37,17 +37,23 @@ def address(base_url: str) -> tuple[str, int]:
     return parts.hostname, parts.port
 
 
-def request(base_url: str, target: str, *, method: str = "GET", headers: dict[str, str] | None = None,
-            body: bytes = b"", hosts: tuple[str, ...] = ("localhost",)) -> RawResponse:
-    """Send one request with ``target`` verbatim (latin-1 on the wire) and read the whole response; one
-    ``Host`` header line per entry of ``hosts`` (none for ``()``)."""
+def encode(target: str, *, method: str = "GET", headers: dict[str, str] | None = None, body: bytes = b"",
+           hosts: tuple[str, ...] = ("localhost",)) -> bytes:
+    """The request's bytes: ``target`` verbatim (latin-1 on the wire), one ``Host`` header line per entry of
+    ``hosts`` (none for ``()``), ``Connection: close``, ``headers``, then ``body`` (with its length for a body or a
+    ``POST``/``PUT``). For tests that read the answer themselves (a stream they leave mid-way)."""
     lines = [f"{method} {target} HTTP/1.1", *(f"Host: {host}" for host in hosts), "Connection: close"]
     lines += [f"{name}: {value}" for name, value in (headers or {}).items()]
     if body or method in ("POST", "PUT"):
         lines.append(f"Content-Length: {len(body)}")
-    head = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
+    return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body
+
+
+def request(base_url: str, target: str, *, method: str = "GET", headers: dict[str, str] | None = None,
+            body: bytes = b"", hosts: tuple[str, ...] = ("localhost",)) -> RawResponse:
+    """Send one request (:func:`encode`) and read the whole response."""
     with socket.create_connection(address(base_url), timeout=READ_TIMEOUT) as sock:
-        sock.sendall(head + body)
+        sock.sendall(encode(target, method=method, headers=headers, body=body, hosts=hosts))
         data = bytearray()  # (bytes += would copy the whole response per read: quadratic in its size)
         while chunk := sock.recv(65536):
             data += chunk

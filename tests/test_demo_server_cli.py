@@ -90,23 +90,21 @@ def serve_main(argv: list[str], during: Callable[[str], T], stop_with: int = sig
     return code, out["value"]
 
 
-def model_request(scenario: str) -> bytes:
-    body = json.dumps({"model": "gpt-4o-mini", "stream": True, "messages": [{"role": "user", "content": "hi"}]})
-    return (f"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-            f"x-demo-scenario: {scenario}\r\nContent-Length: {len(body)}\r\nConnection: close\r\n\r\n").encode() + \
-        body.encode()
+#: A chat request's parts (the scenario goes in its ``x-demo-scenario`` header).
+CHAT_PATH = "/v1/chat/completions"
+CHAT_BODY = json.dumps({"model": "gpt-4o-mini", "stream": True,
+                        "messages": [{"role": "user", "content": "hi"}]}).encode()
 
 
-def stream_for(base: str, scenario: str, limit_s: float) -> tuple[raw_http.RawResponse, float]:
-    """One chat request for ``scenario``, read to its end (at most ``limit_s``); the response and the seconds
-    taken."""
+def chat_headers(scenario: str) -> dict[str, str]:
+    return {"Content-Type": "application/json", "x-demo-scenario": scenario}
+
+
+def stream_for(base: str, scenario: str) -> tuple[raw_http.RawResponse, float]:
+    """One chat request for ``scenario``, read to its end; the response and the seconds taken."""
     start = time.monotonic()
-    with socket.create_connection(raw_http.address(base), timeout=limit_s) as sock:
-        sock.sendall(model_request(scenario))
-        data = bytearray()
-        while chunk := sock.recv(65536):
-            data += chunk
-    return raw_http.parse(bytes(data)), time.monotonic() - start
+    got = raw_http.request(base, CHAT_PATH, method="POST", body=CHAT_BODY, headers=chat_headers(scenario))
+    return got, time.monotonic() - start
 
 
 @pytest.fixture
@@ -121,7 +119,7 @@ def test_the_command_line_serves_the_site_and_the_model_routes_and_a_sigterm_sto
                                    dict[str, str | None]]:
         page = raw_http.request(base, "/")
         config = raw_http.request(base, "/demo/config.json")
-        answer, _ = stream_for(base, "plain", 20)
+        answer, _ = stream_for(base, "plain")
         caching = {path: raw_http.request(base, path).header("cache-control")
                    for path in ("/demo/config.json", "/demo/tools.json", "/__demo/stats")}
         return page, config, answer, caching
@@ -161,9 +159,9 @@ def test_each_option_reaches_the_server(site: Path) -> None:
         # One stall stream open; the client's second stream is refused while it lasts.
         held = socket.create_connection(raw_http.address(base), timeout=15)
         try:
-            held.sendall(model_request("stall"))
+            held.sendall(raw_http.encode(CHAT_PATH, method="POST", body=CHAT_BODY, headers=chat_headers("stall")))
             assert held.recv(65536).startswith(b"HTTP/1.1 200")
-            seen["second"], _ = stream_for(base, "plain", 10)
+            seen["second"], _ = stream_for(base, "plain")
             rest = bytearray()
             start = time.monotonic()
             while chunk := held.recv(65536):  # the stall ends by itself after --stall-seconds
@@ -171,7 +169,7 @@ def test_each_option_reaches_the_server(site: Path) -> None:
             seen["stall_s"] = time.monotonic() - start
         finally:
             held.close()
-        seen["drip"], seen["drip_s"] = stream_for(base, "slow_drip", 20)
+        seen["drip"], seen["drip_s"] = stream_for(base, "slow_drip")
         return seen
 
     code, seen = serve_main(["--static", str(site), "--csp-unsafe-eval", "--allow-origin", "https://app.example",

@@ -9,6 +9,7 @@ headers, and a second origin that records whatever reaches it (the key must neve
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import functools
 import gzip
@@ -208,18 +209,32 @@ class ProxySetup:
     elsewhere: Recorder
 
 
+@contextlib.contextmanager
+def proxy_front(app_factory: Callable[[], Any], *, prefix: str = "", host: str = "127.0.0.1",
+                **options: Any) -> Iterator[str]:
+    """A fake real upstream serving ``app_factory``'s app, and a demo server in proxy mode in front of it whose base
+    URL is the upstream's, named by ``host``, plus ``prefix``; yields the front's base URL and stops both."""
+    real = demo_server.start_in_background(app_factory=app_factory)
+    base = real.base_url.replace("127.0.0.1", host) + prefix
+    try:
+        front = demo_server.start_in_background(static_dir=None, upstream=base, api_key=KEY, **options)
+        try:
+            yield front.base_url
+        finally:
+            front.stop()
+    finally:
+        real.stop()
+
+
 @pytest.fixture(scope="module")
 def proxy_setup() -> Iterator[ProxySetup]:
     elsewhere = Recorder()
     other = demo_server.start_in_background(app_factory=elsewhere.app)
     upstream = Recorder(redirect_to=other.base_url)
-    real = demo_server.start_in_background(app_factory=upstream.app)
-    front = demo_server.start_in_background(static_dir=None, upstream=real.base_url, api_key=KEY)
     try:
-        yield ProxySetup(front.base_url, upstream, elsewhere)
+        with proxy_front(upstream.app) as front:
+            yield ProxySetup(front, upstream, elsewhere)
     finally:
-        front.stop()
-        real.stop()
         other.stop()
 
 
@@ -385,14 +400,8 @@ class Prefixed:
 @pytest.fixture(scope="module")
 def prefixed() -> Iterator[Prefixed]:
     upstream = Recorder()
-    real = demo_server.start_in_background(app_factory=upstream.app)
-    base = real.base_url.replace("127.0.0.1", "localhost") + "/api%20gateway/v1/"
-    front = demo_server.start_in_background(static_dir=None, upstream=base, api_key=KEY)
-    try:
-        yield Prefixed(front.base_url, upstream)
-    finally:
-        front.stop()
-        real.stop()
+    with proxy_front(upstream.app, prefix="/api%20gateway/v1/", host="localhost") as front:
+        yield Prefixed(front, upstream)
 
 
 @pytest.mark.parametrize(("target", "method", "upstream_path"), [
@@ -615,14 +624,9 @@ class EncodingUpstream:
 @pytest.fixture(scope="module")
 def encoding_proxy() -> Iterator[tuple[str, EncodingUpstream]]:
     upstream = EncodingUpstream()
-    real = demo_server.start_in_background(app_factory=upstream.app)
     limits = demo_server.ServerLimits(max_decoded_body_bytes=TEST_DECODED_CEILING)
-    front = demo_server.start_in_background(static_dir=None, upstream=real.base_url, api_key=KEY, limits=limits)
-    try:
-        yield front.base_url, upstream
-    finally:
-        front.stop()
-        real.stop()
+    with proxy_front(upstream.app, limits=limits) as front:
+        yield front, upstream
 
 
 def fetch_encoded(front: str, case: str) -> raw_http.RawResponse:
