@@ -33,7 +33,7 @@ from demo_site.scenarios import SCENARIOS  # noqa: E402
 from demo_site.upstream import UpstreamConfig  # noqa: E402
 from tests import raw_http  # noqa: E402
 from tests.helpers import assert_chunking_invariant  # noqa: E402
-from webclient import EventStreamParser, Limits, SSEEvent  # noqa: E402
+from webclient import EventStreamParser, Limits, SSEEvent, TextDelta  # noqa: E402
 
 try:
     from webclient import StreamSession  # type: ignore[attr-defined,unused-ignore]
@@ -403,10 +403,12 @@ def check_http_502_html(route: str, got: Fetched) -> None:
 def check_json_200(route: str, got: Fetched) -> None:
     assert got.status == 200 and got.content_type.startswith("application/json")
     doc = json.loads(got.body)
-    shape = {"openai-chat": lambda d: d["object"] == "chat.completion",
-             "openai-responses": lambda d: d["object"] == "response" and d["status"] == "completed",
-             "anthropic-messages": lambda d: d["type"] == "message",
-             "gemini": lambda d: isinstance(d, list) and "candidates" in d[0]}[route]
+    shape: Callable[[Any], bool] = {
+        "openai-chat": lambda d: d["object"] == "chat.completion",
+        "openai-responses": lambda d: d["object"] == "response" and d["status"] == "completed",
+        "anthropic-messages": lambda d: d["type"] == "message",
+        "gemini": lambda d: isinstance(d, list) and "candidates" in d[0],
+    }[route]
     assert shape(doc)
 
 
@@ -863,7 +865,7 @@ def replay(route: str, got: Fetched, tools: dict[str, object], limits: Limits) -
             assert telemetry["bytes_received"] == len(got.body)
             assert telemetry["complete_sse_event_count"] == len(events_of(got.body))
         assert telemetry["http_status"] == got.status and telemetry["route"] == route
-        provisional = "".join(u.text for u in updates if u.kind == "text_delta" and u.channel == "text")
+        provisional = "".join(u.text for u in updates if isinstance(u, TextDelta) and u.channel == "text")
         assert session.final_update is not None
         return result, session.final_update.kind, provisional
 

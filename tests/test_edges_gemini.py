@@ -9,13 +9,16 @@ net (``no_safety_net``), so a malformed field must be classified by an explicit 
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
 
-from tests.route_fixtures import check, outcome_of, sse
+from tests.route_fixtures import check, outcome_of, replay, sse
 from tests.work_count import assert_linear_growth
 from webclient import Limits
+from webclient._limits import ENTRY_CHARS
+from webclient._routes.gemini import parse_path
 
 ROUTE = "gemini"
 
@@ -87,7 +90,8 @@ def test_parsed_args_are_validated_against_the_registered_schema() -> None:
         cand({"functionCall": ["f"]}), cand(fc("f", id=5)), cand(fc("f", partialArgs="x")),
         cand(fc(args={"a": 1})), cand({"executableCode": "print(1)"}), cand({"inlineData": ["x"]}),
         {"content": "x", "index": 0}, {"content": "", "index": 0}, {"content": {"parts": "x"}, "index": 0},
-        {"content": {"parts": {}}, "index": 0},
+        {"content": {"parts": {}}, "index": 0}, {"content": {"parts": 5}, "index": 0},
+        cand({"text": "a", "executableCode": {"code": "x"}}),
         cand({"text": "a"}, finish=5), cand({"text": "a"}, citationMetadata="x"),
         cand({"text": "a"}, citationMetadata={"citationSources": "x"}),
         cand({"text": "a"}, citationMetadata={"citations": [5]}), cand({"text": "a"}, groundingMetadata="x"),
@@ -97,7 +101,7 @@ def test_parsed_args_are_validated_against_the_registered_schema() -> None:
     ids=["part-number", "part-string", "text-number", "text-list", "two-data-fields", "signature-number",
          "name-number", "call-string", "call-list", "id-number", "partial-args-string", "args-without-name",
          "code-string", "inline-data-list", "content-string", "content-empty-string", "parts-string", "parts-object",
-         "finish-number",
+         "parts-number", "text-and-code", "finish-number",
          "citation-metadata-string", "citation-sources-string", "citation-number", "grounding-string",
          "url-context-list", "index-string", "index-list", "index-bool"],
 )
@@ -107,6 +111,11 @@ def test_a_malformed_candidate_is_protocol_error_and_nothing_after_it_is_taken(b
     result, _ = check(ROUTE, data)
     assert (result.outcome.value, result.stage) == ("protocol_error", "envelope")
     assert [c.text for c in result.choices][-1] == "a" and result.tool_calls == ()
+    # Nothing of a malformed part, nor anything after it, was taken into its own candidate either (a
+    # well-formed text part before a malformed field of the candidate is).
+    content = bad.get("content")
+    valid_parts = isinstance(content, dict) and content.get("parts") == [{"text": "a"}]
+    assert [(c.text, c.items) for c in result.choices if c.index == 0] in ([], [("a" if valid_parts else "", ())])
 
 
 @pytest.mark.parametrize(
@@ -341,12 +350,17 @@ def test_a_filtered_candidate_repeated_with_a_stop_that_commits_stays_filtered()
     assert [c.stop_reason for c in result.choices] == ["SAFETY", "STOP"]
 
 
-@pytest.mark.parametrize("field", [{"citationMetadata": "x"}, {"groundingMetadata": "x"}, {"urlContextMetadata": [1]}],
-                         ids=["citations", "grounding", "url-context"])
+@pytest.mark.parametrize("field", [{"citationMetadata": "x"}, {"citationMetadata": {"citations": [5]}},
+                                   {"groundingMetadata": "x"}, {"urlContextMetadata": [1]}, {"content": {"parts": {}}}],
+                         ids=["citations", "citation-number", "grounding", "url-context", "parts-object"])
 def test_malformed_metadata_takes_nothing_of_its_own_candidate_after_it(field: dict[str, Any]) -> None:
-    result, _ = check(ROUTE, sse(chunk(cand({"text": "a"}, finish="STOP", **field))))
-    assert (result.outcome.value, result.stage, result.text) == ("protocol_error", "envelope", "a")
+    grounding = {"groundingMetadata": {"webSearchQueries": ["q"]}}
+    result, _ = check(ROUTE, sse(chunk(cand({"text": "a"}, finish="STOP", **{**grounding, **field}))))
+    assert (result.outcome.value, result.stage) == ("protocol_error", "envelope")
+    assert result.text in ("a", "")  # ("" when the malformed field is the content itself)
     assert result.choices[0].stop_reason is None
+    if not field.keys() & {"groundingMetadata", "urlContextMetadata"}:  # read after these: never reached
+        assert result.items == ()
 
 
 def test_a_part_with_text_and_a_field_nobody_documents_is_kept_whole_and_its_text_is_not_taken() -> None:
@@ -440,3 +454,124 @@ def test_a_streamed_call_that_fails_at_close_opens_no_call_after_it() -> None:
     result, _ = check(ROUTE, data)
     assert (result.outcome.value, result.stage) == ("payload_error", "unpaired_surrogate")
     assert calls(result) == [("f", "invalid", None, False)]
+
+
+# -- found by the full mutation run of 2026-12-05 -------------------------------------------------------
+
+@pytest.mark.parametrize(
+    "piece",
+    [{"jsonPath": "$.a", "numberValue": "12"}, {"jsonPath": "$.a", "numberValue": True},
+     {"jsonPath": "$.a", "numberValue": {"b": 1}}, {"jsonPath": "$.a", "numberValue": None},
+     {"jsonPath": "$.a", "boolValue": 1}, {"jsonPath": "$.a", "boolValue": "true"},
+     {"jsonPath": "$.a", "nullValue": 0}, {"jsonPath": "$.a", "nullValue": "null"},
+     {"jsonPath": "$.a", "stringValue": "x", "numberValue": 1},
+     {"jsonPath": "$.a", "numberValue": 1, "boolValue": True},
+     {"jsonPath": "$.a", "boolValue": True, "nullValue": None, "willContinue": True},
+     {"jsonPath": "$.a", "stringValue": "x", "numberValue": 1, "boolValue": True, "nullValue": None,
+      "willContinue": True}],
+    ids=["number-string", "number-bool", "number-object", "number-null", "bool-number", "bool-string", "null-zero",
+         "null-word", "string-and-number", "number-and-bool", "bool-and-null", "every-field"],
+)
+def test_a_streamed_value_of_the_wrong_type_or_two_values_in_one_element_is_an_envelope_error(
+        piece: dict[str, Any]) -> None:
+    # The value fields are a union (one per element), each of one JSON type: taking either of two
+    # values, or a number that is a string, would commit arguments the model never sent.
+    data = sse(chunk(cand(fc("f", willContinue=True))), chunk(cand(fc(partialArgs=[piece], willContinue=True))),
+               chunk(cand(fc(), finish="STOP")))
+    result, updates = check(ROUTE, data)
+    assert (result.outcome.value, result.stage) == ("protocol_error", "envelope")
+    assert calls(result) == [("f", "streaming", None, False)]
+    # Not even provisionally: no input delta shows any of the values.
+    assert [c.input_text for c in result.tool_calls] == [""]
+    assert [u for u in updates if u["kind"] == "tool_input_delta"] == []
+
+
+@pytest.mark.parametrize("keep", [False, True], ids=["strict", "keep-unknown-items"])
+def test_a_streamed_argument_element_with_a_field_nobody_documents_is_unknown_type(keep: bool) -> None:
+    # A value in a field this route cannot read would be missing from the arguments: never a commit,
+    # even when unknown items are kept (an argument cannot be kept aside as an item).
+    piece = {"jsonPath": "$.a", "structValue": {"b": 1}}
+    data = sse(chunk(cand(fc("f", willContinue=True))), chunk(cand(fc(partialArgs=[piece]), finish="STOP")))
+    result, _ = check(ROUTE, data, keep_unknown_items=keep)
+    assert (result.outcome.value, result.stage) == ("protocol_error", "unknown_type")
+    assert calls(result) == [("f", "streaming", None, False)]
+
+
+def test_a_null_value_in_either_json_form_is_null_and_an_element_without_a_value_adds_nothing() -> None:
+    pieces = [{"jsonPath": "$.a", "nullValue": "NULL_VALUE"}, {"jsonPath": "$.b", "nullValue": None},
+              {"jsonPath": "$.c", "willContinue": True}, {"jsonPath": "$.d", "numberValue": 2.5},
+              {"jsonPath": "$.e", "boolValue": False}]
+    data = sse(chunk(cand(fc("f", willContinue=True))), chunk(cand(fc(partialArgs=pieces), finish="STOP")))
+    result, _ = check(ROUTE, data)
+    assert calls(result) == [("f", "valid", {"a": None, "b": None, "d": 2.5, "e": False}, True)]
+
+
+def test_an_empty_quoted_name_in_a_path_is_the_empty_key() -> None:
+    assert parse_path("$['']") == ([""], 5) and parse_path('$[""].a') == (["", "a"], 7)
+    data = sse(chunk(cand(fc("f", willContinue=True))),
+               chunk(cand(fc(partialArgs=[{"jsonPath": "$['']", "stringValue": "v"}]), finish="STOP")))
+    assert calls(check(ROUTE, data)[0]) == [("f", "valid", {"": "v"}, True)]
+
+
+def test_an_index_of_ten_digits_is_refused_before_it_is_converted_and_one_of_nine_is_read() -> None:
+    assert parse_path("$.a[123456789]") == (["a", 123456789], 14)
+    assert parse_path("$.a[1234567890]")[0] is None
+    # A path outside the grammar costs the characters read up to where it leaves it.
+    assert parse_path("a.b") == (None, 1) and parse_path("") == (None, 1)
+
+
+def test_usage_metadata_is_charged_and_a_chunk_whose_usage_trips_the_ceiling_ends_nothing() -> None:
+    data = sse(chunk(cand({"text": "a"})),
+               chunk(cand({"text": "b"}, finish="STOP"), usageMetadata={"totalTokenCount": 1, "x": "y" * 4000}))
+    result, _ = check(ROUTE, data, limits=Limits(max_retained_chars=3000))
+    assert (result.outcome.value, result.stage) == ("buffer_limit", "retained")
+    # The candidate's own fields came first and were taken; the terminal condition was never reached.
+    assert (result.text, result.choices[0].stop_reason, result.stop_reason) == ("ab", "STOP", None)
+    assert result.usage is None
+
+
+def test_an_empty_signature_signs_nothing_and_an_empty_unsigned_text_part_adds_no_part() -> None:
+    data = sse(chunk(cand(fc("f", args={}), {"text": "a"}, {"text": "b", "thoughtSignature": ""},
+                          {"text": "c", "thoughtSignature": "s"}, {"text": ""}, finish="STOP")))
+    result, _ = check(ROUTE, data)
+    assert (result.outcome.value, result.text) == ("complete", "abc")
+    assert parts_of(result) == [{"functionCall": {"name": "f", "args": {}}}, {"text": "ab"},
+                                {"text": "c", "thoughtSignature": "s"}]
+
+
+def test_a_whole_calls_message_part_is_held_before_its_arguments_and_a_call_whose_part_cannot_be_held_stays_open(
+        ) -> None:
+    # Charged in this order: the call, its input text, its message part, its parsed arguments. One
+    # character short of the arguments the call is closed with its part in the message; one short of
+    # the part as well, the call stays streaming and the message has no part for it.
+    data = sse(chunk(cand({"text": "hi"})), chunk(cand(fc("f", args={"a": 1}))))
+    whole = replay(ROUTE, [data])
+    assert whole.result is not None and calls(whole.result) == [("f", "valid", {"a": 1}, False)]
+    arguments = len(json.dumps({"a": 1}))
+    for short, state, parts in ((1, "closed", 2), (arguments, "closed", 2), (arguments + 1, "streaming", 1),
+                                (arguments + ENTRY_CHARS, "streaming", 1)):
+        result, _ = check(ROUTE, data, limits=Limits(max_retained_chars=whole.retained_chars - short))
+        assert (result.outcome.value, result.stage) == ("buffer_limit", "retained")
+        assert (calls(result)[0][1], len(parts_of(result))) == (state, parts), short
+
+
+def test_a_streamed_call_with_an_unplaceable_path_says_so_in_its_problems() -> None:
+    data = sse(chunk(cand(fc("f", willContinue=True))),
+               chunk(cand(fc(partialArgs=[{"jsonPath": "$.a", "stringValue": "x"},
+                                          {"jsonPath": "$.a.b", "stringValue": "y"}]), finish="STOP")))
+    result, _ = check(ROUTE, data)
+    assert (result.outcome.value, result.stage) == ("payload_error", "tool_json")
+    problems = ("streamed argument path not supported",)
+    assert [(c.state, c.problems) for c in result.tool_calls] == [("invalid", problems)]
+
+
+@pytest.mark.parametrize("value", [{"stringValue": "v"}, {"numberValue": 1}], ids=["string", "number"])
+def test_a_streamed_value_whose_path_passes_the_input_ceiling_is_never_shown_as_input(value: dict[str, Any]) -> None:
+    # The path is charged first; once it trips the ceiling the value is not taken, so no provisional
+    # input delta shows it.
+    data = sse(chunk(cand(fc("f", willContinue=True))),
+               chunk(cand(fc(partialArgs=[{"jsonPath": "$.long_name", **value}], willContinue=True))))
+    result, updates = check(ROUTE, data, limits=Limits(max_tool_input_chars=5))
+    assert (result.outcome.value, result.stage) == ("buffer_limit", "tool_input")
+    assert [u for u in updates if u["kind"] == "tool_input_delta"] == []
+    assert [c.input_text for c in result.tool_calls] == [""]

@@ -831,10 +831,10 @@ class RouteAccumulator:
             yield c.refusal
             yield c.reasoning
 
-    def _check_texts(self) -> bool:
+    def _check_texts(self) -> None:
         """Once, when the terminal condition would commit: every text buffer, joined, with its
         surrogate pairs combined (the buffer then holds the combined text); an unpaired surrogate is
-        ``payload_error`` ``unpaired_surrogate``. Returns False on failure."""
+        ``payload_error`` ``unpaired_surrogate`` (the failure is the result: nothing is returned)."""
         if self._run is not None:
             self.flush()
         for buf in self._text_buffers():
@@ -842,10 +842,9 @@ class RouteAccumulator:
             cleaned = clean_text(text)
             if cleaned is None:
                 self._fail(Outcome.PAYLOAD_ERROR, UNPAIRED_SURROGATE)
-                return False
+                return
             if cleaned is not text:
                 self._replace_text(buf, cleaned)
-        return True
 
     def _replace_text(self, buf: Fragments, text: str) -> None:
         """``buf`` now holds ``text`` (pairs combined: never longer), charged by its length."""

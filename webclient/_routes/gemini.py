@@ -24,6 +24,9 @@ Wire facts (``route-contracts.md`` §4):
   ``name`` and ``willContinue: true`` opens a call; following ``functionCall`` parts carry
   ``partialArgs[{jsonPath, stringValue | numberValue | boolValue | nullValue, willContinue}]``;
   ``stringValue`` fragments for the same ``jsonPath`` are concatenated, other values replace.
+  The value fields are a union (at most one per element; ``nullValue`` is ``"NULL_VALUE"`` or
+  ``null``): two of them, or a value of the wrong type, is ``envelope``, and an element field
+  outside these six is ``unknown_type`` (the arguments would lack a value nobody read).
   The first ``functionCall`` part *without* ``willContinue: true`` (in the recording, an empty
   ``{}``) closes the call; so does the candidate's ``finishReason``. At close the object is
   built from the paths (``$.a.b``, ``$.a[0]``, ``$['a']``) and validated; a path outside that
@@ -140,7 +143,14 @@ MAX_PATH_STEPS = MAX_JSON_DEPTH
 #: is below the number of paths; more digits could only be refused, after a ``int()`` whose cost
 #: grows faster than linearly with the digits (CPython refuses more than 4300).
 MAX_INDEX_DIGITS = 9
-_VALUE_KEYS = ("numberValue", "boolValue", "nullValue")
+#: A ``partialArgs`` element's fields (Vertex ``PartialArg``): the path, the per-path continuation flag, and
+#: the union field ``delta``, at most one of the four value fields. Any other field is a value this route
+#: cannot read: the call's arguments would be missing it, so it fails closed (``unknown_type``).
+_ARG_FIELDS = frozenset(("jsonPath", "willContinue", "stringValue", "numberValue", "boolValue", "nullValue"))
+_VALUE_KEYS = ("stringValue", "numberValue", "boolValue", "nullValue")
+#: ``nullValue`` as proto3 JSON writes the ``NullValue`` enum (the SDKs' type), or JSON ``null`` (the REST
+#: reference's JSON representation).
+_NULL_VALUES = ("NULL_VALUE", None)
 
 
 class _Candidate(ChoiceState):
@@ -498,7 +508,7 @@ class GeminiAccumulator(RouteAccumulator):
             st.paths = {}
             st.record = _Call(call, call_id or None, signature)
             if not self._add_part(st, st.record):
-                return
+                return  # (nothing after a failed charge could be taken: the next charges fail too)
         elif signature is not None:
             record = st.record
             assert record is not None
@@ -511,7 +521,9 @@ class GeminiAccumulator(RouteAccumulator):
 
     def _partial_arg(self, st: _Candidate, arg: object) -> None:
         """One ``partialArgs`` element of the streaming call: a string fragment for its path, or a
-        scalar value."""
+        scalar value (a number, a boolean, or null), or no value at all (nothing taken). A field
+        outside :data:`_ARG_FIELDS` is ``unknown_type``; two value fields, or a value of another type
+        than its field's, is ``envelope``."""
         call = st.streaming
         assert call is not None
         if arg.__class__ is not dict:
@@ -522,27 +534,46 @@ class GeminiAccumulator(RouteAccumulator):
         if path.__class__ is not str:
             self._protocol("envelope")
             return
+        if not piece.keys() <= _ARG_FIELDS:
+            self._protocol("unknown_type")
+            return  # (an unknown field beside a value also fails the count below: never taken)
+        if len(piece) - ("willContinue" in piece) > 2:  # the path and more than one value field
+            self._protocol("envelope")
+            return
+        for key in _VALUE_KEYS:  # (at most one is there)
+            if key in piece:
+                break
+        else:
+            return  # an element without a value: nothing to take
+        value = piece[key]
         held = st.paths.get(path)
-        if "stringValue" in piece:
-            fragment = piece["stringValue"]
-            if fragment.__class__ is not str:
+        if key == "stringValue":
+            if value.__class__ is not str:
                 self._protocol("envelope")
                 return
             if not isinstance(held, list):
                 if held is None and not self._new_path(call, path):
                     return
                 held = st.paths[path] = []
-            if fragment and self._tool_input(call, fragment):
-                held.append(fragment)  # an empty fragment adds nothing to hold
+            if value and self._tool_input(call, value):
+                held.append(value)  # an empty fragment adds nothing to hold
             return
-        for key in _VALUE_KEYS:
-            if key in piece:
-                value = None if key == "nullValue" else piece[key]
-                if held is None and not self._new_path(call, path):
-                    return
-                if self._tool_input(call, _dumps(value)):
-                    st.paths[path] = (value,)
+        if key == "nullValue":
+            if value not in _NULL_VALUES:
+                self._protocol("envelope")
                 return
+            value = None
+        elif key == "boolValue":
+            if value.__class__ is not bool:
+                self._protocol("envelope")
+                return
+        elif value.__class__ is not int and value.__class__ is not float:  # (a bool is neither)
+            self._protocol("envelope")
+            return
+        if held is None and not self._new_path(call, path):
+            return
+        if self._tool_input(call, _dumps(value)):
+            st.paths[path] = (value,)
 
     def _new_path(self, call: ToolCallBuffer, path: str) -> bool:
         """A streamed-argument path first seen: its length counts as input of its call (ceilings
@@ -562,7 +593,7 @@ class GeminiAccumulator(RouteAccumulator):
         # The assembled object is what the call's input is from here on.
         return self._close_call_object(call, arguments)
 
-    def _check_texts(self) -> bool:
+    def _check_texts(self) -> None:
         """The base's check, run per message part: the runs of a candidate's buffer split its text
         at the part boundaries the provider sent, so pairs are combined (and unpaired surrogates
         found) run by run and the runs are re-measured. A pair split across two parts is unpaired
@@ -582,12 +613,11 @@ class GeminiAccumulator(RouteAccumulator):
                         piece = clean_text(text[run.start : run.end])
                         if piece is None:
                             self._fail(Outcome.PAYLOAD_ERROR, UNPAIRED_SURROGATE)
-                            return False
+                            return
                         run.start, pos = pos, pos + len(piece)
                         run.end = pos
                         pieces.append(piece)
                 self._replace_text(buf, "".join(pieces))
-        return True
 
     # -- results (open_count and choice_results: the base's, candidates in index order) ------
 
