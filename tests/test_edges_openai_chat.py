@@ -343,3 +343,24 @@ def test_an_index_past_the_call_ceiling_for_a_known_id_takes_nothing_of_its_frag
     assert (result.outcome.value, result.stage) == ("buffer_limit", "tool_calls")
     assert [u["fragment"] for u in updates if u["kind"] == "tool_input_delta"] == ['{"a": ']
     assert outcome_of(ROUTE, data, limits=Limits(max_tool_calls=2)) == ("complete", None)
+
+
+# -- found by the every-field fuzz's committed-answer check, 2026-12-05 ------------------------------
+
+@pytest.mark.parametrize("value", ["", 0, {}, False, "x", {"index": 0}],
+                         ids=["empty-string", "zero", "empty-object", "false", "string", "object"])
+def test_tool_calls_that_are_not_a_list_are_envelope_even_when_empty(value: Any) -> None:
+    data = sse(chunk(ch(content="a")), chunk(ch(tool_calls=value)), chunk(ch(finish="stop")), DONE)
+    result, _ = check(ROUTE, data)
+    assert (result.outcome.value, result.stage, result.text) == ("protocol_error", "envelope", "a")
+    assert outcome_of(ROUTE, sse(chunk(ch(content="a", tool_calls=[])), chunk(ch(finish="stop")), DONE)) == (
+        "complete", None)
+
+
+def test_a_call_whose_name_never_arrives_is_tool_unknown_and_never_ready() -> None:
+    result, _ = check(ROUTE, tool_stream(fn(id="call_1", args='{"a"'), fn(args=": 1}")))
+    assert (result.outcome.value, result.stage) == ("payload_error", "tool_unknown")
+    nameless = ("invalid", False, ("tool call has no name",))
+    assert [(c.state, c.ready, c.problems) for c in result.tool_calls] == [nameless]
+    late, _ = check(ROUTE, tool_stream(fn(id="call_1", args='{"a"'), fn(name="f", args=": 1}")))
+    assert (late.outcome.value, calls(late)) == ("complete", [("call_1", "f", "function", "valid", {"a": 1})])

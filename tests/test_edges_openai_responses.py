@@ -453,3 +453,70 @@ def test_a_text_delta_whose_output_index_is_not_a_number_finds_its_item_by_id() 
     events[-3] = ev("response.output_text.done", item_id="msg_0", output_index=0, content_index=0, text="ab")
     result, _ = check(ROUTE, stream(*events))
     assert (result.outcome.value, result.text) == ("complete", "ab")
+
+
+# -- a call's name at its item's close (found by a fuzz of field values, 2026-12-05) ----------------
+
+def test_a_call_whose_item_names_another_tool_when_it_closes_is_item_mismatch_and_never_ready() -> None:
+    # The client would run "weather" while the assistant message it sends back (the items as
+    # output_item.done sent them) names "delete_files".
+    data = stream(added(0, **function(arguments="")), done(0, **function(name="delete_files", arguments="{}")))
+    result, _ = check(ROUTE, data)
+    assert (result.outcome.value, result.stage) == ("protocol_error", "item_mismatch")
+    assert [c.ready for c in result.tool_calls] == [False]
+
+
+def test_a_call_opened_without_a_name_takes_its_items_name_at_close_and_one_never_named_is_never_ready() -> None:
+    named_late = stream(added(0, **function(name=None, arguments="")), done(0, **function(arguments='{"a": 1}')))
+    result, _ = check(ROUTE, named_late)
+    assert (result.outcome.value, calls(result)) == ("complete", [("call_1", "weather", "valid", True, {"a": 1})])
+    for late in (None, ""):
+        never = stream(added(0, **function(name=late, arguments="")), done(0, **function(name=late, arguments="{}")))
+        result, _ = check(ROUTE, never)
+        assert (result.outcome.value, result.stage) == ("payload_error", "tool_unknown")
+        assert [(c.state, c.ready, c.problems) for c in result.tool_calls] == [
+            ("invalid", False, ("tool call has no name",))]
+
+
+@pytest.mark.parametrize("name", [5, ["weather"], {"n": "weather"}], ids=["int", "list", "object"])
+def test_a_closed_items_name_that_is_not_a_string_is_envelope(name: Any) -> None:
+    data = stream(added(0, **function(arguments="")), done(0, **function(name=name, arguments="{}")))
+    result, _ = check(ROUTE, data)
+    assert (result.outcome.value, result.stage) == ("protocol_error", "envelope")
+    assert [c.ready for c in result.tool_calls] == [False]
+
+
+def test_argument_deltas_before_a_late_name_are_announced_without_it_under_every_chunking() -> None:
+    events = call_item(0, '{"a"', ": 1}", name="")
+    events[-1][1]["item"]["name"] = "weather"
+    result, updates = check(ROUTE, stream(*events))
+    assert (result.outcome.value, [(c.name, c.arguments) for c in result.tool_calls]) == ("complete",
+                                                                                        [("weather", {"a": 1})])
+    assert [(u["kind"], u.get("name")) for u in updates if u["kind"] == "tool_input_delta"] == [
+        ("tool_input_delta", "")]
+
+
+def test_a_call_added_without_a_call_id_takes_its_items_call_id_at_close_and_another_call_id_is_item_mismatch(
+        ) -> None:
+    # The client's answer (function_call_output) must quote the call_id of the item it sends back.
+    late = stream(added(0, **function(call_id=None, arguments="")), done(0, **function(arguments="{}")))
+    result, _ = check(ROUTE, late)
+    assert (result.outcome.value, calls(result)) == ("complete", [("call_1", "weather", "valid", True, {})])
+    stand_in = stream(added(0, **function(call_id=None, arguments="")), done(0, **function(call_id=None,
+                                                                                         arguments="{}")))
+    assert calls(check(ROUTE, stand_in)[0]) == [("it_0", "weather", "valid", True, {})]
+    other = stream(added(0, **function(arguments="")), done(0, **function(call_id="call_2", arguments="{}")))
+    result, _ = check(ROUTE, other)
+    assert (result.outcome.value, result.stage) == ("protocol_error", "item_mismatch")
+    assert [(c.id, c.ready) for c in result.tool_calls] == [("call_1", False)]
+
+
+@pytest.mark.parametrize("call_id", [0, [], {}, 5, ["call_1"]],
+                         ids=["zero", "empty-list", "empty-object", "int", "list"])
+@pytest.mark.parametrize("where", ["added", "done"])
+def test_a_call_id_that_is_not_a_string_is_envelope_wherever_it_comes(call_id: Any, where: str) -> None:
+    first = function(call_id=call_id, arguments="") if where == "added" else function(arguments="")
+    last = function(call_id=call_id, arguments="{}") if where == "done" else function(arguments="{}")
+    result, _ = check(ROUTE, stream(added(0, **first), done(0, **last)))
+    assert (result.outcome.value, result.stage) == ("protocol_error", "envelope")
+    assert [c.ready for c in result.tool_calls] == [False] * len(result.tool_calls)

@@ -80,7 +80,12 @@ def test_the_registry_checks_text_and_values_by_the_same_rules() -> None:
     assert registry.check_value("f", [1])[1] == "tool_not_object"
     assert registry.check_text("code", "abc") == (None, None, ())
     assert registry.check_text("code", "abcd")[1] == "tool_schema"
-    assert ToolRegistry(None).check(None, " \n") == ({}, None, ())
+    assert ToolRegistry(None).check("f", " \n") == ({}, None, ())
+    # A call without a name is nobody's to run, whatever is registered, by every check.
+    nameless = (None, "tool_unknown", ("tool call has no name",))
+    for reg in (ToolRegistry(None), registry):
+        for name in (None, ""):
+            assert (reg.check(name, "{}"), reg.check_text(name, "x"), reg.check_value(name, {})) == (nameless,) * 3
     assert parse_tool_input("\t") == ({}, None) and parse_tool_input("[") == (None, "tool_json")
 
 

@@ -12,7 +12,8 @@ re-parse per delta, which is what makes the official SDKs quadratic).
 
 Validation at close, in this order (the first problem decides the stage of a ``payload_error``):
 
-``tool_unknown``     tools were registered and the name is not one of them
+``tool_unknown``     the call has no name (whatever is registered: nobody can run it), or tools
+                     were registered and the name is not one of them
 ``tool_json``        the joined input is not strict JSON (``NaN``/``Infinity`` are refused);
                      an empty or all-whitespace input means "no arguments" and parses as ``{}``
 ``tool_not_object``  it parsed to something other than an object
@@ -81,6 +82,8 @@ Verdict = tuple[dict[str, Any] | None, str | None, tuple[str, ...]]
 
 #: The verdict for a name outside the registered tools (checked before the input is parsed).
 _UNKNOWN_TOOL: Verdict = (None, "tool_unknown", ("unknown tool",))
+#: The verdict for a call whose name never arrived (absent, null or empty on the wire).
+_NAMELESS_TOOL: Verdict = (None, "tool_unknown", ("tool call has no name",))
 
 #: Value stage -> the (content-free) problem reported with it.
 _VALUE_PROBLEMS = {
@@ -121,19 +124,21 @@ class ToolRegistry:
             validators[name] = validator_for(spec)
         self._validators = validators
 
-    def _lookup(self, name: str | None) -> tuple[bool, Validator | None]:
-        """``(known, validator)``: with no tools registered every name is known (no validator);
-        otherwise only a registered name is."""
+    def _lookup(self, name: str | None) -> tuple[Verdict | None, Validator | None]:
+        """``(refusal, validator)``: a call without a name is refused whatever is registered; with no
+        tools registered every other name is known (no validator); otherwise only a registered name is."""
+        if not name:
+            return _NAMELESS_TOOL, None
         if self._validators is None:
-            return True, None
-        validator = self._validators.get(name) if name is not None else None
-        return validator is not None, validator
+            return None, None
+        validator = self._validators.get(name)
+        return (None if validator is not None else _UNKNOWN_TOOL), validator
 
     def check(self, name: str | None, text: str) -> Verdict:
         """Validate a closed input: ``(arguments or None, failing stage or None, problems)``."""
-        known, validator = self._lookup(name)
-        if not known:
-            return _UNKNOWN_TOOL
+        refusal, validator = self._lookup(name)
+        if refusal is not None:
+            return refusal
         value, stage = parse_tool_input(text)
         if stage is not None:
             return None, stage, ("input is not valid JSON",)
@@ -142,9 +147,9 @@ class ToolRegistry:
     def check_text(self, name: str | None, text: str) -> Verdict:
         """Validate a closed free-text input (``custom`` calls): the validator gets the string;
         the verdict's arguments are always ``None``."""
-        known, validator = self._lookup(name)
-        if not known:
-            return _UNKNOWN_TOOL
+        refusal, validator = self._lookup(name)
+        if refusal is not None:
+            return refusal
         cleaned = clean_text(text)
         if cleaned is None:
             return None, UNPAIRED_SURROGATE, (_VALUE_PROBLEMS[UNPAIRED_SURROGATE],)
@@ -156,9 +161,9 @@ class ToolRegistry:
 
     def check_value(self, name: str | None, value: object) -> Verdict:
         """Validate input that arrived already parsed (Gemini ``functionCall.args``)."""
-        known, validator = self._lookup(name)
-        if not known:
-            return _UNKNOWN_TOOL
+        refusal, validator = self._lookup(name)
+        if refusal is not None:
+            return refusal
         return self.check_object(value, validator)
 
     @staticmethod

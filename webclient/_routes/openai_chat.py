@@ -210,7 +210,7 @@ class OpenAIChatAccumulator(RouteAccumulator):
         if reasoning and not self._optional_text(st.reasoning, reasoning):
             return
         fragments = delta.get("tool_calls")
-        if fragments and not self._each(fragments, self._tool_fragment, st):
+        if fragments is not None and not self._each(fragments, self._tool_fragment, st):  # ("", 0, {}: envelope)
             return
         legacy = delta.get("function_call")
         if legacy:

@@ -27,7 +27,11 @@ Wire facts (``route-contracts.md`` §2; vocabulary from openai-python 3.57.0
   arguments are the item's action fields at ``output_item.done``. A streamed input's ``.done``
   value must equal the joined deltas (``payload_error`` ``tool_arguments_mismatch``); when no delta
   came (LM Studio) the ``.done`` value is the input. ``output_item.done`` closes a call that had no
-  ``.done``. A ``shell_call`` in a container environment runs on OpenAI's side: it is hosted.
+  ``.done``; its ``name`` and ``call_id`` must be the call's (``item_mismatch``), except that a call
+  still open without a name takes the item's, and one added without a ``call_id`` (its item ``id``
+  stood in) takes the item's ``call_id``. A call that ends without a name is never valid
+  (``tool_unknown``). A ``shell_call`` in a
+  container environment runs on OpenAI's side: it is hosted.
 * hosted items (``web_search_call``, ``file_search_call``, ``code_interpreter_call``,
   ``image_generation_call``, ``mcp_call``, ``mcp_list_tools``, hosted ``shell_call`` and its
   ``shell_call_output``, ``compaction``) are result ``items``, never tool calls; their progress
@@ -434,7 +438,9 @@ class OpenAIResponsesAccumulator(RouteAccumulator):
 
     def _open_call(self, item: _Item, it: dict[str, Any], kind: str) -> None:
         """A client call item: open its call; a streamed input already in the item is its start."""
-        call_id = it.get("call_id") or it.get("id")
+        call_id = it.get("call_id")
+        if call_id is None or call_id == "":  # the item's id stands in until the item closes (_same_call)
+            call_id = it.get("id")
         key = _CALL_INPUT.get(kind)
         name = it.get("name") if key is not None else kind
         text = it.get(key) if key is not None else None
@@ -472,6 +478,8 @@ class OpenAIResponsesAccumulator(RouteAccumulator):
         if not self._retain():
             return
         call = item.call
+        if call is not None and not self._same_call(item, call, it):
+            return
         if call is not None and call.open:
             key = _CALL_INPUT.get(call.kind)
             if key is not None:
@@ -487,6 +495,46 @@ class OpenAIResponsesAccumulator(RouteAccumulator):
             return
         item.final = it
         item.closed = True
+
+    def _same_call(self, item: _Item, call: ToolCallBuffer, it: dict[str, Any]) -> bool:
+        """The closed item names the same call as the added one: its ``name`` (calls named by the
+        provider) and its ``call_id``, what the client's answer must quote. Absent, each leaves the
+        call's as it is; a call without a name takes the item's while it is still open, and one whose
+        id stood in from the item's ``id`` (no ``call_id`` at ``added``) takes its ``call_id``; any other
+        difference is ``item_mismatch``: the client would run one call while the assistant message it
+        sends back (the items as ``output_item.done`` sent them) holds another. False on failure."""
+        name = it.get("name") if call.kind in _CALL_INPUT else None
+        if name is not None and name != call.name:
+            if name.__class__ is not str:
+                self._protocol("envelope")
+                return False
+            if call.name or not call.open:
+                self._protocol("item_mismatch")
+                return False
+            if not self._rename(call, len(name) - len(call.name or "")):
+                return False
+            call.name = name
+        call_id = it.get("call_id")
+        if call_id is not None and call_id != "" and call_id != call.id:
+            if call_id.__class__ is not str:
+                self._protocol("envelope")
+                return False
+            if item.added.get("call_id"):
+                self._protocol("item_mismatch")
+                return False
+            if not self._rename(call, len(call_id) - len(call.id or "")):
+                return False
+            call.id = call_id
+        return True
+
+    def _rename(self, call: ToolCallBuffer, chars: int) -> bool:
+        """The call's name or id is about to change by ``chars`` characters: charged (or released),
+        and the deltas so far announced under the old one. False on failure."""
+        if not self._hold(chars):
+            return False
+        if self._run is call:
+            self.flush()
+        return True
 
     def _reconcile(self, item: _Item, it: dict[str, Any]) -> bool:
         """A closed message item's ``output_text`` / ``refusal`` parts must equal the deltas; when
