@@ -203,9 +203,12 @@ def test_a_call_first_seen_by_id_then_given_an_index_stays_one_call() -> None:
     assert calls(result) == [("call_1", "f", "function", "valid", {"a": 1})]
 
 
-def test_a_later_fragment_with_another_name_does_not_rename_the_call() -> None:
+def test_a_later_fragment_with_another_name_does_not_rename_the_call_and_never_commits() -> None:
+    # (Until 2026-12-05 the call kept its first name and committed: the stream contradicts itself about
+    # which tool to run, so nothing of it may run.)
     result, _ = check(ROUTE, tool_stream(fn(0, "c", "read_file", "{}"), fn(0, name="delete_all")))
-    assert calls(result) == [("c", "read_file", "function", "valid", {})]
+    assert (result.outcome.value, result.stage) == ("protocol_error", "item_mismatch")
+    assert calls(result) == [("c", "read_file", "function", "streaming", None)]
 
 
 def test_a_name_arriving_late_fills_the_call_and_later_deltas_carry_it() -> None:
@@ -364,3 +367,20 @@ def test_a_call_whose_name_never_arrives_is_tool_unknown_and_never_ready() -> No
     assert [(c.state, c.ready, c.problems) for c in result.tool_calls] == [nameless]
     late, _ = check(ROUTE, tool_stream(fn(id="call_1", args='{"a"'), fn(name="f", args=": 1}")))
     assert (late.outcome.value, calls(late)) == ("complete", [("call_1", "f", "function", "valid", {"a": 1})])
+
+
+@pytest.mark.parametrize("legacy", [False, True], ids=["tool-calls", "legacy-function-call"])
+def test_a_later_fragment_naming_another_tool_is_item_mismatch_and_the_same_name_again_is_fine(
+        legacy: bool) -> None:
+    def stream(second: str) -> bytes:
+        if legacy:
+            return sse(chunk(ch(function_call={"name": "a", "arguments": '{"x"'})),
+                       chunk(ch(function_call={"name": second, "arguments": ": 1}"})),
+                       chunk(ch(finish="function_call")), DONE)
+        return tool_stream(fn(id="call_1", name="a", args='{"x"'), fn(name=second, args=": 1}"))
+
+    result, _ = check(ROUTE, stream("b"))
+    assert (result.outcome.value, result.stage) == ("protocol_error", "item_mismatch")
+    assert [(c.name, c.ready, c.input_text) for c in result.tool_calls] == [("a", False, '{"x"')]
+    again, _ = check(ROUTE, stream("a"))
+    assert (again.outcome.value, [(c.name, c.arguments) for c in again.tool_calls]) == ("complete", [("a", {"x": 1})])

@@ -44,7 +44,8 @@ Stage vocabulary for the failures a route records (``Failure.stage``)::
                     unknown_type    an item / block / part / delta type the route does not know
                                     (unless the caller keeps unknown items verbatim)
                     unrecognized_stop  a stop reason in none of the contract's categories
-                    item_mismatch   a closed item disagrees with what its deltas built
+                    item_mismatch   a closed item disagrees with what its deltas built, or a call's
+                                    later fragment or closed item names another tool or call id
                     event_name      the SSE ``event:`` name disagrees with ``data.type``
                     order           an event before the route's start event
                     duplicate_start a second start event (duplicate or spliced generation)

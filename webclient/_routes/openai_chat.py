@@ -13,7 +13,9 @@ Wire facts (``route-contracts.md`` §1):
   back to ``id``: a fragment with an id but no index starts a new call (or continues the call
   with that id); a fragment with neither continues the latest call of the choice; a fragment
   whose index is known but whose non-empty id differs starts a new call. The legacy
-  ``delta.function_call`` is one call per choice.
+  ``delta.function_call`` is one call per choice. A call's name may come late (it is taken once)
+  or again; a fragment naming another tool is ``item_mismatch``, and a call that never gets a name
+  is never valid (``tool_unknown``).
 * ``tool_calls[].type`` is ``"function"`` (or absent) or ``"custom"`` (a free-text
   ``custom: {name, input}`` call, kind ``custom``); any other type is ``unknown_type``.
 * tool calls close when their choice's ``finish_reason`` arrives. If that stop reason commits
@@ -296,8 +298,12 @@ class OpenAIChatAccumulator(RouteAccumulator):
         return name, arguments
 
     def _continue(self, call: ToolCallBuffer, name: str | None, arguments: str | None) -> None:
-        """A fragment for ``call``: a late name fills a missing one, arguments are appended."""
-        if name and call.name is None:
+        """A fragment for ``call``: a late name fills a missing one, the same name again is nothing new,
+        another name is ``item_mismatch`` (which tool would run?); arguments are appended."""
+        if name and name != call.name:
+            if call.name is not None:
+                self._protocol("item_mismatch")
+                return
             if not self._hold(len(name)):
                 return
             if self._run is call:
