@@ -261,7 +261,9 @@ def test_server_tool_input_has_the_tool_input_ceiling() -> None:
 @pytest.mark.parametrize(("fragment", "stage"), [('{"q": ', "tool_json"), ("[1]", "tool_not_object")])
 def test_server_tool_input_that_is_not_a_json_object_is_payload_error(fragment: str, stage: str) -> None:
     data = message(start(0, SERVER), delta(0, type="input_json_delta", partial_json=fragment), stop(0))
-    assert outcome_of(ROUTE, data) == ("payload_error", stage)
+    result, _ = check(ROUTE, data)
+    assert (result.outcome.value, result.stage) == ("payload_error", stage)
+    assert blocks(result) == [SERVER] and result.items == (SERVER,)  # the refused input is not the block's
 
 
 def test_the_result_s_one_choice_has_index_zero_and_holds_every_block_s_text() -> None:
@@ -296,3 +298,30 @@ def test_a_stop_reason_that_passes_the_retained_ceiling_is_not_taken_and_the_mes
     result, _ = check(ROUTE, data, limits=limits)
     assert (result.outcome.value, result.stage, result.stop_reason) == ("buffer_limit", "retained", None)
     assert result.telemetry.terminal_condition_seen is False
+
+
+# -- found by the full mutation run of 2026-12-05 ---------------------------------------------------
+
+def test_a_ping_or_a_typed_error_before_message_start_is_not_an_order_error() -> None:
+    assert outcome_of(ROUTE, sse(("ping", {"type": "ping"})) + message(*text(0, "a"))) == ("complete", None)
+    error = {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
+    result, _ = check(ROUTE, sse(error))  # data-only: no SSE event name says "error"
+    assert (result.outcome.value, result.stage) == ("upstream_error", "error_event")
+    assert result.provider_error is not None and result.provider_error.type == "overloaded_error"
+
+
+def test_a_second_message_start_takes_nothing_of_its_own() -> None:
+    second = {**START, "message": {**START["message"], "id": "msg_2", "model": "claude-y",
+                                   "usage": {"input_tokens": 3, "cache_read_input_tokens": 7}}}
+    result, _ = check(ROUTE, message(*text(0, "a"), second))
+    assert (result.outcome.value, result.stage) == ("protocol_error", "duplicate_start")
+    assert (result.response_id, result.model, result.usage) == ("msg_1", "claude-x", {"input_tokens": 3})
+
+
+def test_a_block_started_twice_keeps_the_first_and_an_unknown_block_is_not_in_the_message() -> None:
+    result, _ = check(ROUTE, message(*text(0, "a"), start(0, {"type": "text", "text": "zz"}), stop(0)))
+    assert (result.outcome.value, result.stage, result.text) == ("protocol_error", "duplicate_block", "a")
+    assert blocks(result) == [{"type": "text", "text": "a"}]
+    result, _ = check(ROUTE, message(*text(0, "a"), start(1, {"type": "mystery", "text": "m"}), *text(2, "b")))
+    assert (result.outcome.value, result.stage, result.text) == ("protocol_error", "unknown_type", "a")
+    assert blocks(result) == [{"type": "text", "text": "a"}]

@@ -471,12 +471,12 @@ class AnthropicMessagesAccumulator(RouteAccumulator):
             value, _ = parse_tool_input(block.server.joined())
             if not isinstance(value, dict):
                 self._fail(Outcome.PAYLOAD_ERROR, "tool_json" if value is None else "tool_not_object")
-                return
-            stage = value_problem(value)
-            if stage is not None:
-                self._fail(Outcome.PAYLOAD_ERROR, stage)
-            elif self._hold(block.server.size):  # the parsed input, held beside its text
-                block.value = value
+            else:
+                stage = value_problem(value)
+                if stage is not None:
+                    self._fail(Outcome.PAYLOAD_ERROR, stage)
+                elif self._hold(block.server.size):  # the parsed input, held beside its text
+                    block.value = value
 
     # -- results -------------------------------------------------------------------------
 
