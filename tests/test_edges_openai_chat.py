@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tests.route_fixtures import check, outcome_of, sse
+from tests.route_fixtures import check, outcome_of, replay, sse
 from webclient import Limits, StreamSession, ToolInputDelta
 from webclient._limits import ENTRY_CHARS
 
@@ -384,3 +384,44 @@ def test_a_later_fragment_naming_another_tool_is_item_mismatch_and_the_same_name
     assert [(c.name, c.ready, c.input_text) for c in result.tool_calls] == [("a", False, '{"x"')]
     again, _ = check(ROUTE, stream("a"))
     assert (again.outcome.value, [(c.name, c.arguments) for c in again.tool_calls]) == ("complete", [("a", {"x": 1})])
+
+
+# -- found by the full mutation run of 2026-12-05 -------------------------------------------------------
+
+def test_a_call_whose_id_arrives_late_is_found_by_that_id_and_the_id_is_charged_by_its_length() -> None:
+    def data(call_id: str) -> bytes:
+        return tool_stream(fn(0, name="f", args='{"a"'), fn(0, id=call_id, args=": 1"),
+                           {"id": call_id, "function": {"arguments": "}"}})  # by its id alone: no index
+    result, _ = check(ROUTE, data("call_abcdef"))
+    assert (result.outcome.value, calls(result)) == ("complete", [("call_abcdef", "f", "function", "valid", {"a": 1})])
+    # Four characters more of id, four more retained (the event's other charges are the same).
+    longer = replay(ROUTE, [data("call_abcdefWXYZ")]).retained_chars
+    assert longer - replay(ROUTE, [data("call_abcdef")]).retained_chars == 4
+
+
+def test_a_fragment_with_neither_index_nor_id_opens_the_first_call_and_continues_the_latest() -> None:
+    first = {"function": {"name": "f", "arguments": '{"a"'}}
+    result, _ = check(ROUTE, tool_stream(first, {"function": {"arguments": ": 1}"}}))
+    assert (result.outcome.value, calls(result)) == ("complete", [(None, "f", "function", "valid", {"a": 1})])
+
+
+@pytest.mark.parametrize("index", [None, {"index": 0}], ids=["id-only", "id-and-index"])
+def test_nothing_of_a_fragment_that_trips_the_retained_ceiling_while_opening_its_call_is_taken(
+        index: dict[str, int] | None) -> None:
+    # The call, then its id's entry, then (with an index) the index's entry, then its input are
+    # charged. At every ceiling below the stream's whole account the call shows none of the input.
+    fragment = {**(index or {}), "id": "call_1", "function": {"name": "f", "arguments": '{"a": 1}'}}
+    data = sse(chunk(ch(content="hi")), chunk(ch(tool_calls=[fragment])))
+    total = replay(ROUTE, [data]).retained_chars
+    for ceiling in range(total - 3 * ENTRY_CHARS, total):
+        result, _ = check(ROUTE, data, limits=Limits(max_retained_chars=ceiling))
+        assert (result.outcome.value, result.stage) == ("buffer_limit", "retained"), ceiling
+        assert [c.input_text for c in result.tool_calls] in ([], [""]), ceiling
+
+
+def test_a_finish_reason_past_the_retained_ceiling_leaves_the_calls_unclosed() -> None:
+    data = sse(chunk(ch(tool_calls=[fn(0, "call_1", "f", '{"a": 1}')])), chunk(ch(finish="x" * 6000)), DONE)
+    result, _ = check(ROUTE, data, limits=Limits(max_retained_chars=3000))
+    assert (result.outcome.value, result.stage) == ("buffer_limit", "retained")
+    assert calls(result) == [("call_1", "f", "function", "streaming", None)]
+    assert result.choices[0].stop_reason is None
