@@ -992,6 +992,16 @@ class RouteAccumulator:
         self._emit(new_call_update(call.call, call_id, name, _STREAMING, None, False))
         return call
 
+    def _rename(self, call: ToolCallBuffer, chars: int) -> bool:
+        """``call``'s name or id is about to be set or replaced, holding ``chars`` characters more (or,
+        negative, fewer): charged (ceiling ``retained``), and its pending input delta announced under
+        the old one first. False on failure (nothing changes then)."""
+        if not self._hold(chars):
+            return False
+        if self._run is call:
+            self.flush()
+        return True
+
     def _tool_input(self, call: ToolCallBuffer, fragment: str) -> bool:
         """Append a raw input fragment (ceilings ``tool_input``, ``retained``). Returns False on
         failure."""

@@ -237,10 +237,8 @@ class OpenAIChatAccumulator(RouteAccumulator):
             if index is not None:
                 call = st.by_index.get(index)
                 if call is not None and call.id is None:
-                    if not self._hold(ENTRY_CHARS + len(call_id)):
+                    if not self._rename(call, ENTRY_CHARS + len(call_id)):  # (and its by_id entry)
                         return None
-                    if self._run is call:
-                        self.flush()  # deltas so far were announced without the id
                     call.id = call_id
                     st.by_id[call_id] = call
                     return call
@@ -304,10 +302,8 @@ class OpenAIChatAccumulator(RouteAccumulator):
             if call.name is not None:
                 self._protocol("item_mismatch")
                 return
-            if not self._hold(len(name)):
+            if not self._rename(call, len(name)):
                 return
-            if self._run is call:
-                self.flush()  # deltas so far were announced without the name
             call.name = name
         if arguments:
             self._tool_input(call, arguments)

@@ -30,8 +30,7 @@ Wire facts (``route-contracts.md`` §2; vocabulary from openai-python 3.57.0
   ``.done``; its ``name`` and ``call_id`` must be the call's (``item_mismatch``), except that a call
   still open without a name takes the item's, and one added without a ``call_id`` (its item ``id``
   stood in) takes the item's ``call_id``. A call that ends without a name is never valid
-  (``tool_unknown``). A ``shell_call`` in a
-  container environment runs on OpenAI's side: it is hosted.
+  (``tool_unknown``). A ``shell_call`` in a container environment runs on OpenAI's side: it is hosted.
 * hosted items (``web_search_call``, ``file_search_call``, ``code_interpreter_call``,
   ``image_generation_call``, ``mcp_call``, ``mcp_list_tools``, hosted ``shell_call`` and its
   ``shell_call_output``, ``compaction``) are result ``items``, never tool calls; their progress
@@ -525,15 +524,6 @@ class OpenAIResponsesAccumulator(RouteAccumulator):
             if not self._rename(call, len(call_id) - len(call.id or "")):
                 return False
             call.id = call_id
-        return True
-
-    def _rename(self, call: ToolCallBuffer, chars: int) -> bool:
-        """The call's name or id is about to change by ``chars`` characters: charged (or released),
-        and the deltas so far announced under the old one. False on failure."""
-        if not self._hold(chars):
-            return False
-        if self._run is call:
-            self.flush()
         return True
 
     def _reconcile(self, item: _Item, it: dict[str, Any]) -> bool:
