@@ -10,11 +10,12 @@ must be classified by an explicit check.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
 
-from tests.route_fixtures import check, outcome_of, sse
+from tests.route_fixtures import check, outcome_of, replay, sse
 from tests.test_route_openai_responses import CREATED, ROUTE, call_item, completed, ev, message_item, stream
 from webclient import Limits
 
@@ -520,3 +521,68 @@ def test_a_call_id_that_is_not_a_string_is_envelope_wherever_it_comes(call_id: A
     result, _ = check(ROUTE, stream(added(0, **first), done(0, **last)))
     assert (result.outcome.value, result.stage) == ("protocol_error", "envelope")
     assert [c.ready for c in result.tool_calls] == [False] * len(result.tool_calls)
+
+
+# -- found by a sampled mutation run of 2026-12-05 (150 mutants, seed 5) -------------------------------
+
+def test_a_closed_item_refused_for_its_call_id_leaves_its_call_open() -> None:
+    result, _ = check(ROUTE, stream(added(0, **function(arguments="")), done(0, **function(call_id=5, arguments="{}"))))
+    assert (result.outcome.value, result.stage) == ("protocol_error", "envelope")
+    assert [(c.id, c.state) for c in result.tool_calls] == [("call_1", "streaming")]
+
+
+def test_argument_deltas_before_a_late_call_id_are_announced_under_the_stand_in_under_every_chunking() -> None:
+    events = call_item(0, '{"a"', ": 1}")
+    del events[0][1]["item"]["call_id"]
+    result, updates = check(ROUTE, stream(*events))
+    assert (result.outcome.value, [c.id for c in result.tool_calls]) == ("complete", ["call_0"])
+    assert [u["id"] for u in updates if u["kind"] == "tool_input_delta"] == ["fc_0"]
+
+
+def test_a_late_call_id_is_taken_only_once_the_account_holds_it() -> None:
+    # The ceiling at which the call first shows the item's call_id moves by twice the id's extra length:
+    # once for the closing event, which is that much longer, and once for the id itself.
+    def first_ceiling_showing(call_id: str) -> int:
+        data = stream(added(0, **function(call_id=None, arguments="")),
+                      done(0, **function(call_id=call_id, arguments="{}")))
+        total = replay(ROUTE, [data]).retained_chars
+        for ceiling in range(total - 400, total + 1):
+            session = replay(ROUTE, [data], limits=Limits(max_retained_chars=ceiling))
+            assert session.result is not None
+            if [c.id for c in session.result.tool_calls] == [call_id]:
+                return ceiling
+        raise AssertionError("never shown")
+
+    longer = "call_" + "x" * 50
+    assert first_ceiling_showing(longer) - first_ceiling_showing("call_1") == 2 * (len(longer) - len("call_1"))
+    # Below it, the call keeps its stand-in id and stays open: nothing of the closing item was taken.
+    data = stream(added(0, **function(call_id=None, arguments="")), done(0, **function(call_id=longer, arguments="{}")))
+    total = replay(ROUTE, [data]).retained_chars
+    for ceiling in range(total - 400, first_ceiling_showing(longer)):
+        session = replay(ROUTE, [data], limits=Limits(max_retained_chars=ceiling))
+        assert session.result is not None
+        assert [(c.id, c.state) for c in session.result.tool_calls] in ([], [("it_0", "streaming")]), ceiling
+
+
+@pytest.mark.parametrize("stand_in", [True, False], ids=["item-id-stands-in", "no-id-at-all"])
+def test_a_late_call_id_costs_what_opening_with_it_would_have(stand_in: bool) -> None:
+    # The two accounts differ only by the sizes of the two added events (each event is charged once).
+    item = {"type": "function_call", "name": "weather", "arguments": "", **({"id": "it_0"} if stand_in else {})}
+    late_added = ev("response.output_item.added", output_index=0, item=item)
+    early_added = ev("response.output_item.added", output_index=0, item={**item, "call_id": "call_1"})
+    closing = done(0, **function(arguments="{}"))
+    late = replay(ROUTE, [stream(late_added, closing)])
+    early = replay(ROUTE, [stream(early_added, closing)])
+    assert late.result is not None and [c.id for c in late.result.tool_calls] == ["call_1"]
+
+    def size(event: tuple[str, dict[str, Any]]) -> int:
+        return len(json.dumps(event[1], separators=(",", ":")))
+
+    assert early.retained_chars - late.retained_chars == size(early_added) - size(late_added)
+
+
+def test_a_closed_item_with_a_call_id_of_another_type_is_envelope_when_the_call_had_none() -> None:
+    data = stream(added(0, **function(call_id=None, arguments="")), done(0, **function(call_id=5, arguments="{}")))
+    result, _ = check(ROUTE, data)
+    assert (result.outcome.value, result.stage) == ("protocol_error", "envelope")
+    assert [(c.id, c.state) for c in result.tool_calls] == [("it_0", "streaming")]
