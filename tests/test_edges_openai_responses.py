@@ -542,26 +542,26 @@ def test_argument_deltas_before_a_late_call_id_are_announced_under_the_stand_in_
 def test_a_late_call_id_is_taken_only_once_the_account_holds_it() -> None:
     # The ceiling at which the call first shows the item's call_id moves by twice the id's extra length:
     # once for the closing event, which is that much longer, and once for the id itself.
-    def first_ceiling_showing(call_id: str) -> int:
+    def until_shown(call_id: str) -> tuple[int, list[list[tuple[Any, ...]]]]:
+        """The first ceiling whose result shows ``call_id``, and the calls of every ceiling below it."""
         data = stream(added(0, **function(call_id=None, arguments="")),
                       done(0, **function(call_id=call_id, arguments="{}")))
         total = replay(ROUTE, [data]).retained_chars
+        below: list[list[tuple[Any, ...]]] = []
         for ceiling in range(total - 400, total + 1):
             session = replay(ROUTE, [data], limits=Limits(max_retained_chars=ceiling))
             assert session.result is not None
-            if [c.id for c in session.result.tool_calls] == [call_id]:
-                return ceiling
+            seen = [(c.id, c.state) for c in session.result.tool_calls]
+            if [c[0] for c in seen] == [call_id]:
+                return ceiling, below
+            below.append(seen)
         raise AssertionError("never shown")
 
     longer = "call_" + "x" * 50
-    assert first_ceiling_showing(longer) - first_ceiling_showing("call_1") == 2 * (len(longer) - len("call_1"))
+    shown, below = until_shown(longer)
+    assert shown - until_shown("call_1")[0] == 2 * (len(longer) - len("call_1"))
     # Below it, the call keeps its stand-in id and stays open: nothing of the closing item was taken.
-    data = stream(added(0, **function(call_id=None, arguments="")), done(0, **function(call_id=longer, arguments="{}")))
-    total = replay(ROUTE, [data]).retained_chars
-    for ceiling in range(total - 400, first_ceiling_showing(longer)):
-        session = replay(ROUTE, [data], limits=Limits(max_retained_chars=ceiling))
-        assert session.result is not None
-        assert [(c.id, c.state) for c in session.result.tool_calls] in ([], [("it_0", "streaming")]), ceiling
+    assert all(seen in ([], [("it_0", "streaming")]) for seen in below) and below
 
 
 @pytest.mark.parametrize("stand_in", [True, False], ids=["item-id-stands-in", "no-id-at-all"])
