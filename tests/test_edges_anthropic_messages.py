@@ -132,6 +132,25 @@ def test_a_message_start_without_a_message_object_is_protocol_error(message_valu
     assert outcome_of(ROUTE, data) == ("protocol_error", "envelope")
 
 
+@pytest.mark.parametrize("content", [[{"type": "text", "text": "Hi"}], [{"type": "tool_use", "id": "toolu_0",
+                                                                         "name": "rm_rf", "input": {}}],
+                                     "Hi", {"type": "text"}, 0, [None]],
+                         ids=["text-block", "tool-block", "string", "object", "number", "null-block"])
+def test_a_message_that_starts_with_content_is_envelope_its_blocks_would_never_be_read(content: Any) -> None:
+    head = {"type": "message_start", "message": {**START["message"], "content": content}}
+    result, _ = check(ROUTE, message(*text(0, "a"), head=head))
+    assert (result.outcome.value, result.stage, result.text, result.response_id) == ("protocol_error", "envelope",
+                                                                                   "", None)
+
+
+def test_a_message_that_starts_without_content_or_with_null_content_commits() -> None:
+    for content in (None, []):
+        head = {"type": "message_start", "message": {**START["message"], "content": content}}
+        assert outcome_of(ROUTE, message(*text(0, "a"), head=head)) == ("complete", None)
+    bare = {"type": "message_start", "message": {"id": "msg_1", "model": "claude-x"}}
+    assert outcome_of(ROUTE, message(*text(0, "a"), head=bare)) == ("complete", None)
+
+
 @pytest.mark.parametrize(
     "event",
     [start("0", {"type": "text", "text": ""}), start(None, {"type": "text", "text": ""}),

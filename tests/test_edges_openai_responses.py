@@ -197,10 +197,112 @@ def test_a_part_without_a_string_type_is_envelope(part: Any) -> None:
 
 def test_a_closed_message_without_deltas_gives_its_text_and_refusal() -> None:
     content = [{"type": "output_text", "text": "a"}, {"type": "refusal", "refusal": "no"},
-               {"type": "output_text", "text": "b"}, "junk", {"type": "other", "text": "z"}]
+               {"type": "output_text", "text": "b"}]
     result, updates = check(ROUTE, stream(added(type="message"), done(type="message", content=content)))
     assert (result.outcome.value, result.text, result.refusal) == ("complete", "ab", "no")
     assert [(u["channel"], u["text"]) for u in updates] == [("text", "ab"), ("refusal", "no")]
+
+
+def test_a_closed_message_part_of_a_type_the_route_does_not_know_fails_closed_unless_kept() -> None:
+    # It would be sent back in the assistant message: an unknown part there is an unknown part.
+    content = [{"type": "output_text", "text": "a"}, {"type": "output_audio", "data": "UklGR"}]
+    data = stream(added(type="message"), done(type="message", content=content))
+    result, _ = check(ROUTE, data)
+    assert (result.outcome.value, result.stage, result.text) == ("protocol_error", "unknown_type", "")
+    assert result.telemetry.open_payload_accumulator_count == 1  # the closing item was not taken
+    kept, _ = check(ROUTE, data, keep_unknown_items=True)
+    assert (kept.outcome.value, kept.text, kept.assistant_message) == ("complete", "a", [data_item(content)])
+
+
+def data_item(content: list[Any]) -> dict[str, Any]:
+    return {"id": "it_0", "type": "message", "content": content}
+
+
+@pytest.mark.parametrize(("field", "parts"), [
+    ("content", "junk"), ("content", {"type": "output_text"}), ("content", ["junk"]),
+    ("content", [{"text": "a"}]), ("content", [{"type": 5}]),
+], ids=["string-list", "object-list", "string-part", "typeless-part", "int-type"])
+def test_a_closed_message_whose_parts_are_not_typed_objects_is_envelope(field: str, parts: Any) -> None:
+    data = stream(added(type="message"), done(type="message", **{field: parts}))
+    assert outcome_of(ROUTE, data) == ("protocol_error", "envelope")
+
+
+@pytest.mark.parametrize(("field", "part", "expected"), [
+    ("summary", {"type": "summary_text", "text": "s"}, ("complete", None)),
+    ("content", {"type": "reasoning_text", "text": "r"}, ("complete", None)),
+    ("summary", {"type": "reasoning_text", "text": "s"}, ("protocol_error", "unknown_type")),
+    ("content", {"type": "summary_text", "text": "r"}, ("protocol_error", "unknown_type")),
+    ("content", {"type": "reasoning_image", "data": "x"}, ("protocol_error", "unknown_type")),
+    ("summary", [{"type": "summary_text"}], ("protocol_error", "envelope")),
+], ids=["summary", "content", "summary-of-content-type", "content-of-summary-type", "unknown", "nested-list"])
+def test_a_closed_reasoning_item_holds_summary_and_reasoning_parts_only(field: str, part: Any,
+                                                                        expected: tuple[str, Any]) -> None:
+    data = stream(added(type="reasoning", summary=[]), done(type="reasoning", **{field: [part]}))
+    assert outcome_of(ROUTE, data) == expected
+
+
+@pytest.mark.parametrize(("opened", "closed"), [
+    ({"type": "message"}, {"type": "function_call", "call_id": "c", "name": "rm", "arguments": "{}"}),
+    (function(), {"type": "message", "content": []}),
+    ({"type": "web_search_call"}, function(arguments="{}")),
+    ({"type": "reasoning"}, {"type": "message"}),
+], ids=["message-to-call", "call-to-message", "hosted-to-call", "reasoning-to-message"])
+def test_a_closed_item_of_another_type_than_the_added_one_is_item_mismatch(opened: dict[str, Any],
+                                                                          closed: dict[str, Any]) -> None:
+    # The client acts on the added item (runs its call, or none) and sends the closed one back.
+    result, _ = check(ROUTE, stream(added(**opened), done(**closed)), tools={"weather": {}, "rm": {}})
+    assert (result.outcome.value, result.stage) == ("protocol_error", "item_mismatch")
+    assert all(not c.ready for c in result.tool_calls)
+    assert result.telemetry.open_payload_accumulator_count >= 1  # the closing item was not taken
+
+
+@pytest.mark.parametrize("closed", [{"type": 5}, {}, {"type": None}, {"type": "message", "id": 5},
+                                    {"type": "message", "status": 1}], ids=["int", "absent", "null", "int-id",
+                                                                            "int-status"])
+def test_a_closed_item_without_a_string_type_or_with_a_non_string_id_or_status_is_envelope(
+        closed: dict[str, Any]) -> None:
+    data = stream(added(type="message"), ev("response.output_item.done", output_index=0, item=closed))
+    assert outcome_of(ROUTE, data) == ("protocol_error", "envelope")
+
+
+def test_a_closed_item_with_another_id_is_item_mismatch_and_one_the_added_item_lacked_is_taken() -> None:
+    other = ev("response.output_item.done", output_index=0, item={"id": "it_9", "type": "message", "content": []})
+    assert outcome_of(ROUTE, stream(added(type="message"), other)) == ("protocol_error", "item_mismatch")
+    anonymous = ev("response.output_item.added", output_index=0, item={"type": "message"})
+    result, _ = check(ROUTE, stream(anonymous, other))
+    assert (result.outcome.value, result.assistant_message) == ("complete", [other[1]["item"]])
+    unnamed = ev("response.output_item.done", output_index=0, item={"type": "message", "content": []})
+    assert outcome_of(ROUTE, stream(added(type="message"), unnamed)) == ("complete", None)
+
+
+@pytest.mark.parametrize("status", ["incomplete", "failed", "cancelled", ""])
+@pytest.mark.parametrize("opened", [{"type": "message"}, {"type": "reasoning"}, function(arguments="{}")],
+                         ids=["message", "reasoning", "call"])
+def test_an_own_item_closed_as_cut_never_commits_even_when_the_response_says_completed(
+        opened: dict[str, Any], status: str) -> None:
+    data = stream(added(**opened), done(**opened, status=status))
+    result, _ = check(ROUTE, data, tools={"weather": {}})
+    assert (result.outcome.value, result.stage, result.stop_reason) == ("truncated", "incomplete_item", "completed")
+    assert not result.committed and all(not c.ready for c in result.tool_calls)
+    # under response.incomplete it is the stop reason that decides, as for any cut answer
+    cut = ev("response.incomplete", response={"incomplete_details": {"reason": "max_output_tokens"}})
+    assert outcome_of(ROUTE, stream(added(**opened), done(**opened, status=status), terminal=cut)) == (
+        "truncated", "stop_reason")
+
+
+@pytest.mark.parametrize("status", ["completed", "in_progress", None])
+def test_an_own_item_closed_completed_in_progress_or_without_status_commits(status: Any) -> None:
+    result, _ = check(ROUTE, stream(added(**function()), done(**function(arguments="{}"), status=status)),
+                      tools={"weather": {}})
+    assert (result.outcome.value, [c.ready for c in result.tool_calls]) == ("complete", [True])
+
+
+@pytest.mark.parametrize("status", ["incomplete", "failed", "searching"])
+def test_a_hosted_item_closed_with_any_status_is_kept_and_commits(status: str) -> None:
+    # A web search that failed is the server's business: the answer after it can still be whole.
+    item = {"type": "web_search_call", "action": {"type": "search", "query": "q"}}
+    result, _ = check(ROUTE, stream(added(**item), done(**item, status=status)))
+    assert (result.outcome.value, result.items) == ("complete", ({"id": "it_0", **item, "status": status},))
 
 
 @pytest.mark.parametrize("content", [[{"type": "output_text", "text": 5}], [{"type": "refusal", "refusal": None}]],
@@ -233,11 +335,15 @@ def test_a_closed_message_that_disagrees_with_its_deltas_is_item_mismatch_and_st
         assert result.choices[0].assistant_message == [{"id": "it_0", "type": "message"}]
 
 
-def test_a_closed_message_whose_content_is_not_a_list_keeps_the_deltas() -> None:
-    data = stream(added(type="message"), ev("response.output_text.delta", output_index=0, delta="x"),
-                  done(type="message", content="other"))
-    result, _ = check(ROUTE, data)
-    assert (result.outcome.value, result.text) == ("complete", "x")
+def test_a_closed_message_whose_content_is_not_a_list_is_envelope_and_one_without_content_keeps_the_deltas() -> None:
+    # (a string would be sent back as the message's text while the deltas showed another)
+    delta = ev("response.output_text.delta", output_index=0, delta="x")
+    for content in ("other", "x", {"type": "output_text", "text": "x"}):
+        result, _ = check(ROUTE, stream(added(type="message"), delta, done(type="message", content=content)))
+        assert (result.outcome.value, result.stage, result.text) == ("protocol_error", "envelope", "x")
+    for closed in (done(type="message"), done(type="message", content=None)):
+        result, _ = check(ROUTE, stream(added(type="message"), delta, closed))
+        assert (result.outcome.value, result.text) == ("complete", "x")
 
 
 @pytest.mark.parametrize("delta", [5, None, ["x"]], ids=["int", "null", "list"])

@@ -91,6 +91,36 @@ def test_an_unknown_tool_call_type_fails_closed_unless_kept() -> None:
     assert (result.outcome.value, result.items, result.tool_calls) == ("complete", (fragment,), ())
 
 
+def test_audio_output_is_content_the_route_does_not_read_and_fails_closed_unless_kept() -> None:
+    # gpt-4o-audio-preview with modalities ["text", "audio"]: the answer streams as delta.audio
+    # fragments (id, base64 data, transcript), then an expires_at; content stays null (openai-node #1991,
+    # openai-openapi #577). Committed, it would be an empty answer.
+    audio = [{"id": "audio_1", "data": "UklGRg==", "transcript": "Hel"}, {"data": "AAAA", "transcript": "lo"},
+             {"expires_at": 1729018505}]
+    data = sse(chunk(ch(role="assistant", content=None)), *(chunk(ch(content=None, audio=a)) for a in audio),
+               chunk(ch(finish="stop")), "[DONE]")
+    result, _ = check(ROUTE, data)
+    assert (result.outcome.value, result.stage, result.text) == ("protocol_error", "unknown_type", "")
+    kept, _ = check(ROUTE, data, keep_unknown_items=True)
+    assert (kept.outcome.value, kept.items) == ("complete", tuple({"audio": a} for a in audio))
+    # an empty or null audio field carries nothing
+    empty = sse(chunk(ch(content="Hi", audio=None)), chunk(ch(content="!", audio={})), chunk(ch(finish="stop")),
+                "[DONE]")
+    assert check(ROUTE, empty)[0].text == "Hi!"
+
+
+def test_generated_images_are_content_the_route_does_not_read_and_fail_closed_unless_kept() -> None:
+    # OpenRouter image generation (modalities ["image", "text"]): delta.images next to the text.
+    images = [{"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}}]
+    data = sse(chunk(ch(content="Here it is.", images=images)), chunk(ch(finish="stop")), "[DONE]")
+    result, _ = check(ROUTE, data)
+    assert (result.outcome.value, result.stage, result.committed) == ("protocol_error", "unknown_type", False)
+    kept, _ = check(ROUTE, data, keep_unknown_items=True)
+    assert (kept.outcome.value, kept.text, kept.items) == ("complete", "Here it is.", ({"images": images},))
+    assert outcome_of(ROUTE, sse(chunk(ch(content="a", images=[])), chunk(ch(finish="stop")), "[DONE]")) == (
+        "complete", None)
+
+
 def test_annotations_are_citations() -> None:
     # OpenRouter web search / OpenAI search models: delta.annotations with url_citation entries.
     cite = {"type": "url_citation", "url_citation": {"url": "https://example.com", "title": "Ex",

@@ -44,8 +44,9 @@ Stage vocabulary for the failures a route records (``Failure.stage``)::
                     unknown_type    an item / block / part / delta type the route does not know
                                     (unless the caller keeps unknown items verbatim)
                     unrecognized_stop  a stop reason in none of the contract's categories
-                    item_mismatch   a closed item disagrees with what its deltas built, or a call's
-                                    later fragment or closed item names another tool or call id
+                    item_mismatch   a closed item disagrees with what its deltas built or with the
+                                    added item (its type or id), or a call's later fragment or
+                                    closed item names another tool or call id
                     event_name      the SSE ``event:`` name disagrees with ``data.type``
                     order           an event before the route's start event
                     duplicate_start a second start event (duplicate or spliced generation)
@@ -60,6 +61,8 @@ Stage vocabulary for the failures a route records (``Failure.stage``)::
                                     stream's overlap)
                     sequence_missing  a resumed stream's event without a sequence number
     truncated       missing_stop    the terminal condition carried no stop reason
+                    incomplete_item a Responses item closed with a status saying it was cut, then
+                                    ``response.completed``
                     stop_reason     the stop reason is not accepted (length or filter stops, or a
                                     success stop outside the caller's accepted_stop_reasons)
     payload_error   tool_unknown, tool_json, tool_not_object, tool_schema (see _toolcalls),

@@ -6,7 +6,8 @@ Wire facts (``route-contracts.md`` §3; vocabulary from anthropic-sdk-python 2.1
 ``stop_reason.py`` and ``beta/beta_stop_reason.py``; accumulation as in
 ``lib/streaming/_messages.py`` / ``_beta_messages.py`` ``accumulate_event``):
 
-* ``message_start`` -> per block ``content_block_start`` / ``content_block_delta``* /
+* ``message_start`` (its ``message.content`` empty or absent, else ``envelope``: blocks come by
+  ``content_block_start`` only) -> per block ``content_block_start`` / ``content_block_delta``* /
   ``content_block_stop`` -> ``message_delta``+ -> ``message_stop``; ``ping`` anywhere (ignored);
   unknown *event* types are tolerated (ignored), as the docs ask.
 * dispatch is on ``data.type``; the SSE ``event:`` name, when present, must agree
@@ -291,7 +292,10 @@ class AnthropicMessagesAccumulator(RouteAccumulator):
         if not self._start():
             return
         message = obj.get("message")
-        if message.__class__ is not dict:
+        content = message.get("content") if message.__class__ is dict else None
+        # The message starts empty: its blocks come by content_block_start. Blocks already in it would
+        # never be read (the SDK's snapshot keeps them), so a message that starts with any is envelope.
+        if message.__class__ is not dict or (content is not None and content != []):
             self._protocol("envelope")
             return
         self._identity(message.get("id"), message.get("model"))

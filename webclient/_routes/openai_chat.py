@@ -24,7 +24,9 @@ Wire facts (``route-contracts.md`` §1):
 * a finished choice that gets a *different* finish reason that does not commit takes it (a
   ``stop`` re-finished with ``content_filter`` is filtered); other repeats are ignored.
 * ``delta.annotations`` (OpenRouter, web search) are citations; ``choices[].logprobs`` content
-  and refusal entries are kept per choice (item ceiling).
+  and refusal entries are kept per choice (item ceiling). Audio (``delta.audio``) and generated
+  images (``delta.images``) are content this route does not accumulate: ``unknown_type``, unless
+  unknown items are kept (:data:`_UNREAD_CONTENT`).
 * terminal: ``[DONE]`` after every choice seen has a ``finish_reason``; ``[DONE]`` without one is
   ``truncated`` (``missing_stop``). A usage-only chunk (``choices: []``) and Azure's leading
   ``prompt_filter_results`` chunk carry no choices and are fine anywhere before ``[DONE]``.
@@ -118,6 +120,15 @@ class _Choice(ChoiceState):
         self.logprobs: dict[str, list[JSON]] | None = None
         #: Tool-call fragments of unknown types kept verbatim (``keep_unknown``).
         self.kept: list[JSON] = []
+
+
+#: Delta fields that carry answer content in a form this route does not accumulate: OpenAI's audio
+#: output (``delta.audio``: ``id``, base64 ``data`` and ``transcript`` fragments, then ``expires_at``;
+#: ``gpt-4o-audio-preview`` with ``modalities: ["text", "audio"]``, missing from the SDK's ``ChoiceDelta``)
+#: and OpenRouter's generated images (``delta.images``: ``[{"type": "image_url", "image_url": {"url"}}]``,
+#: ``modalities: ["image", "text"]``). A truthy one is ``unknown_type`` (kept verbatim in ``items`` with
+#: the session's ``keep_unknown_items``): committed without it, the answer would be empty or partial.
+_UNREAD_CONTENT = ("audio", "images")
 
 
 def _has_payload(delta: dict[str, Any]) -> bool:
@@ -220,8 +231,14 @@ class OpenAIChatAccumulator(RouteAccumulator):
             if self.failure is not None:
                 return
         annotations = delta.get("annotations")
-        if annotations:
-            self._each(annotations, self._cite, st.citations)
+        if annotations and not self._each(annotations, self._cite, st.citations):
+            return
+        for key in _UNREAD_CONTENT:
+            value = delta.get(key)
+            if value:  # content this route does not accumulate: the answer without it is not the answer
+                if not self._unknown():
+                    return
+                st.kept.append({key: value})
 
     # -- tool calls ----------------------------------------------------------------------
 

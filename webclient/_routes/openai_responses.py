@@ -14,7 +14,11 @@ Wire facts (``route-contracts.md`` §2; vocabulary from openai-python 3.57.0
   ``response.output_item.added`` and closed by ``response.output_item.done``. Deltas for an
   unknown or closed item, or of a kind the item cannot take, are ``protocol_error``. An item type
   outside :data:`CONTENT_TYPES` is ``unknown_type`` (the session's ``keep_unknown_items`` keeps it
-  verbatim instead); so is a content / summary part type outside it.
+  verbatim instead); so is a content / summary part type outside it, announced or in the closed item.
+  The closed item is the added one: the same ``type`` and ``id`` (``item_mismatch``). A message,
+  reasoning item or client call closed with a ``status`` that says it was cut (``incomplete``, or
+  one the route does not know) keeps ``response.completed`` from committing (``truncated``
+  ``incomplete_item``).
 * ``output_text.delta`` -> text, ``refusal.delta`` -> refusal, ``reasoning_text.delta`` and
   ``reasoning_summary_text.delta`` -> reasoning; ``output_text.annotation.added`` -> citations. A
   closed ``message`` item's ``output_text`` / ``refusal`` parts must equal what the deltas built
@@ -50,6 +54,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any, ClassVar
 
 from .._events import EventTuple
+from .._outcome import Outcome
 from .._resume import ResumeContract
 from .._toolcalls import ToolCallBuffer
 from .._updates import JSON, ChoiceResult, new_choice
@@ -159,6 +164,14 @@ CONTRACT = RouteContract(
 )
 
 _PART_TYPES = {"response.content_part.added": "part", "response.reasoning_summary_part.added": "summary_part"}
+#: Item type -> its part lists in a closed item (field, and the part role of :data:`CONTENT_TYPES` their parts
+#: must have): ``ResponseOutputMessage.content``, ``ResponseReasoningItem.content`` and ``.summary``.
+_PART_LISTS: dict[str, tuple[tuple[str, str], ...]] = {
+    "message": (("content", "part"),),
+    "reasoning": (("content", "part"), ("summary", "summary_part")),
+}
+#: A closed item's ``status`` values that do not say it was cut (see ``_same_item``).
+_WHOLE_STATUSES = frozenset({"completed", "in_progress"})
 
 #: The exact text of the route's hottest events up to their fragment's opening quote, in the three key orders
 #: the recorded servers write (compact JSON): api.openai.com ``{"type":"response.output_text.delta",
@@ -219,7 +232,7 @@ class OpenAIResponsesAccumulator(RouteAccumulator):
 
     contract = CONTRACT
 
-    __slots__ = ("_by_id", "_citations", "_items")
+    __slots__ = ("_by_id", "_citations", "_cut_items", "_items")
 
     #: ``data.type`` -> the name of its handler method (see ``RouteAccumulator.handler_names``).
     handler_names: ClassVar[Mapping[str, str]] = {
@@ -260,6 +273,8 @@ class OpenAIResponsesAccumulator(RouteAccumulator):
         self._items: dict[int, _Item] = {}
         self._by_id: dict[str, _Item] = {}
         self._citations: list[JSON] = []
+        #: Own items closed with a status that says they were cut (_same_item).
+        self._cut_items = 0
 
     # -- the typed fast path ------------------------------------------------------------------
 
@@ -371,6 +386,8 @@ class OpenAIResponsesAccumulator(RouteAccumulator):
             return
         if self._usage(response):
             self._terminal(status, self._open_blocks())
+            if self._cut_items:  # an item closed as cut: the response cannot be whole (_same_item)
+                self._fail(Outcome.TRUNCATED, "incomplete_item")
 
     def _incomplete(self, obj: dict[str, Any]) -> None:
         """Stop reason: ``incomplete_details.reason`` (``incomplete`` when absent or empty); details
@@ -474,7 +491,7 @@ class OpenAIResponsesAccumulator(RouteAccumulator):
         if it.__class__ is not dict:
             self._protocol("envelope")
             return
-        if not self._retain():
+        if not self._same_item(item, it) or not self._retain():
             return
         call = item.call
         if call is not None and not self._same_call(item, call, it):
@@ -494,6 +511,44 @@ class OpenAIResponsesAccumulator(RouteAccumulator):
             return
         item.final = it
         item.closed = True
+
+    def _same_item(self, item: _Item, it: dict[str, Any]) -> bool:
+        """The closed item is the added one, whole: the assistant message sends it back as it is.
+        Its ``type`` (required) and its ``id`` (when both carry one) are the added item's
+        (``item_mismatch``); its part lists (a message's ``content``, a reasoning item's ``content`` and
+        ``summary``) hold parts of the types :meth:`_part_added` takes (``unknown_type``, unless unknown
+        items are kept); a value of another type is ``envelope``. The ``status`` of a message, reasoning
+        item or client call other than ``completed`` (``incomplete``, or one the route does not know)
+        says the item was cut: it is counted, and ``response.completed`` then ends ``truncated``
+        ``incomplete_item``. ``in_progress`` is not counted: the event itself says the item is done (a
+        Realtime server is known to send it on done items). False on failure."""
+        item_type = it.get("type")
+        item_id = it.get("id")
+        status = it.get("status")
+        if (item_type.__class__ is not str or (item_id is not None and item_id.__class__ is not str)
+                or (status is not None and status.__class__ is not str)):
+            self._protocol("envelope")
+            return False
+        if item_type != item.type or (item_id and item.id and item_id != item.id):
+            self._protocol("item_mismatch")
+            return False
+        for field, role in _PART_LISTS.get(item_type, ()):
+            parts = it.get(field)
+            if parts is None:
+                continue
+            if parts.__class__ is not list:
+                self._protocol("envelope")
+                return False
+            for part in parts:
+                part_type = part.get("type") if part.__class__ is dict else None
+                if part_type.__class__ is not str:
+                    self._protocol("envelope")
+                    return False
+                if CONTENT_TYPES.get(part_type) != role and not self._unknown():
+                    return False
+        if status is not None and status not in _WHOLE_STATUSES and not item.kept:
+            self._cut_items += 1
+        return True
 
     def _same_call(self, item: _Item, call: ToolCallBuffer, it: dict[str, Any]) -> bool:
         """The closed item names the same call as the added one: its ``name`` (calls named by the
@@ -534,13 +589,12 @@ class OpenAIResponsesAccumulator(RouteAccumulator):
             return True
         texts: list[Any] = []
         refusals: list[Any] = []
-        for p in content:  # both channels' parts in one pass; checked channel by channel below
-            if p.__class__ is dict:
-                part_type = p.get("type")
-                if part_type == "output_text":
-                    texts.append(p.get("text"))
-                elif part_type == "refusal":
-                    refusals.append(p.get("refusal"))
+        for p in content:  # both channels' parts in one pass (objects: _same_item); checked channel by channel below
+            part_type = p["type"]
+            if part_type == "output_text":
+                texts.append(p.get("text"))
+            elif part_type == "refusal":
+                refusals.append(p.get("refusal"))
         for buf, pieces in ((item.text, texts), (item.refusal, refusals)):
             assert buf is not None
             for piece in pieces:
