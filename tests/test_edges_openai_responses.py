@@ -692,3 +692,84 @@ def test_a_closed_item_with_a_call_id_of_another_type_is_envelope_when_the_call_
     result, _ = check(ROUTE, data)
     assert (result.outcome.value, result.stage) == ("protocol_error", "envelope")
     assert [(c.id, c.state) for c in result.tool_calls] == [("it_0", "streaming")]
+
+
+# -- the completed response's output: the SDK's final answer ------------------------------------------
+
+def final_message(index: int, text: str, refusal: str | None = None) -> dict[str, Any]:
+    content: list[dict[str, Any]] = [{"type": "output_text", "text": text, "annotations": []}]
+    if refusal is not None:
+        content.append({"type": "refusal", "refusal": refusal})
+    return {"id": f"msg_{index}", "type": "message", "status": "completed", "role": "assistant", "content": content}
+
+
+def final_call(index: int, arguments: str, **fields: Any) -> dict[str, Any]:
+    return {"id": f"fc_{index}", "type": "function_call", "status": "completed", "arguments": arguments,
+            "call_id": f"call_{index}", "name": "weather", **fields}
+
+
+STREAMED = [*message_item(0, "Hel", "lo"), *call_item(1, '{"city":', '"Paris"}')]
+
+
+def test_a_completed_output_that_lists_the_streamed_items_commits_whatever_else_it_re_issues() -> None:
+    # api.openai.com re-issues reasoning ids and encrypted content there (the recordings); only the
+    # answer's own fields are compared, and a field the output leaves out is not.
+    output = [final_message(0, "Hello"), final_call(1, '{"city":"Paris"}', id="fc_other", status="done")]
+    result, _ = check(ROUTE, stream(*STREAMED, terminal=completed(output=output)), tools={"weather": {}})
+    assert (result.outcome.value, result.text, [c.ready for c in result.tool_calls]) == ("complete", "Hello", [True])
+    sparse = [{"type": "message"}, {"type": "function_call"}]
+    assert outcome_of(ROUTE, stream(*STREAMED, terminal=completed(output=sparse))) == ("complete", None)
+    for empty in ([], None):  # a server that does not echo the output
+        assert outcome_of(ROUTE, stream(*STREAMED, terminal=completed(output=empty))) == ("complete", None)
+
+
+@pytest.mark.parametrize("output", [
+    [final_message(0, "Hello")],
+    [final_message(0, "Hello"), final_call(1, '{"city":"Paris"}'), final_call(2, "{}")],
+    [final_call(0, '{"city":"Paris"}'), final_message(1, "Hello")],
+    [final_message(0, "Hello!"), final_call(1, '{"city":"Paris"}')],
+    [final_message(0, "Hello", refusal="no"), final_call(1, '{"city":"Paris"}')],
+    [final_message(0, "Hello"), final_call(1, '{"city":"Rome"}')],
+    [final_message(0, "Hello"), final_call(1, '{"city":"Paris"}', name="rm_rf")],
+    [final_message(0, "Hello"), final_call(1, '{"city":"Paris"}', call_id="call_9")],
+], ids=["an-item-fewer", "an-item-more", "another-order", "another-text", "a-refusal-more", "other-arguments",
+        "another-name", "another-call-id"])
+def test_a_completed_output_that_disagrees_with_the_streamed_items_is_item_mismatch(output: list[Any]) -> None:
+    # What an SDK user would get (the completed response) is not what the stream showed: neither commits.
+    result, _ = check(ROUTE, stream(*STREAMED, terminal=completed(output=output)), tools={"weather": {}})
+    assert (result.outcome.value, result.stage, result.stop_reason) == ("protocol_error", "item_mismatch",
+                                                                         "completed")
+    assert not result.committed and all(not c.ready for c in result.tool_calls)
+
+
+@pytest.mark.parametrize("output", ["x", {"0": {}}, ["x", {}], [final_message(0, "Hello") | {"content": "Hello"},
+                                                                 final_call(1, "{}")],
+                                    [final_message(0, "Hello") | {"content": [{"type": "output_text", "text": 5}]},
+                                     final_call(1, "{}")],
+                                    [final_message(0, "Hello") | {"content": ["Hello"]}, final_call(1, "{}")]],
+                         ids=["string", "object", "string-item", "string-content", "int-text", "string-part"])
+def test_a_completed_output_that_is_not_a_list_of_items_is_envelope(output: Any) -> None:
+    result, _ = check(ROUTE, stream(*STREAMED, terminal=completed(output=output)))
+    assert (result.outcome.value, result.stage) == ("protocol_error", "envelope")
+
+
+def test_a_whole_item_call_in_the_completed_output_must_carry_its_closed_item_s_action() -> None:
+    action = {"type": "click", "x": 1, "y": 2}
+    item = {"type": "computer_call", "id": "cu_1", "call_id": "call_c", "action": action,
+            "pending_safety_checks": []}
+    events = [ev("response.output_item.added", output_index=0, item={**item, "status": "in_progress"}),
+              ev("response.output_item.done", output_index=0, item={**item, "status": "completed"})]
+    assert outcome_of(ROUTE, stream(*events, terminal=completed(output=[item]))) == ("complete", None)
+    moved = {**item, "action": {**action, "x": 9}}
+    assert outcome_of(ROUTE, stream(*events, terminal=completed(output=[moved]))) == ("protocol_error",
+                                                                                      "item_mismatch")
+
+
+def test_a_call_whose_input_came_only_whole_is_compared_with_that_input_and_a_split_pair_as_one_character() -> None:
+    # LM Studio: no deltas, the .done value is the input; a surrogate pair split across deltas is one character.
+    whole = call_item(0, done='{"q":"x"}')
+    assert outcome_of(ROUTE, stream(*whole, terminal=completed(output=[final_call(0, '{"q":"x"}')]))) == (
+        "complete", None)
+    split = call_item(0, '{"q":"\ud83d', '\ude00"}', item_done='{"q":"\U0001f600"}')
+    assert outcome_of(ROUTE, stream(*split, terminal=completed(output=[final_call(0, '{"q":"\U0001f600"}')]))) == (
+        "complete", None)

@@ -45,8 +45,9 @@ Stage vocabulary for the failures a route records (``Failure.stage``)::
                                     (unless the caller keeps unknown items verbatim)
                     unrecognized_stop  a stop reason in none of the contract's categories
                     item_mismatch   a closed item disagrees with what its deltas built or with the
-                                    added item (its type or id), or a call's later fragment or
-                                    closed item names another tool or call id
+                                    added item (its type or id), a call's later fragment or closed
+                                    item names another tool or call id, or the terminal response's
+                                    output disagrees with the streamed items
                     event_name      the SSE ``event:`` name disagrees with ``data.type``
                     order           an event before the route's start event
                     duplicate_start a second start event (duplicate or spliced generation)

@@ -42,7 +42,8 @@ Wire facts (``route-contracts.md`` §2; vocabulary from openai-python 3.57.0
 * the assistant message is the list of output items as ``output_item.done`` sent them (the
   ``.added`` item while one never closed): ``reasoning`` items keep their ``encrypted_content``.
 * terminal: ``response.completed`` (stop reason: its ``response.status``, ``"completed"`` when
-  absent), ``response.incomplete`` (stop reason ``incomplete_details.reason``), or
+  absent; its ``response.output``, the SDK's final answer, must agree with the streamed items:
+  ``item_mismatch``), ``response.incomplete`` (stop reason ``incomplete_details.reason``), or
   ``response.failed`` / ``error`` (``upstream_error``). A stray ``[DONE]`` (OpenRouter) is ignored.
 """
 
@@ -388,6 +389,59 @@ class OpenAIResponsesAccumulator(RouteAccumulator):
             self._terminal(status, self._open_blocks())
             if self._cut_items:  # an item closed as cut: the response cannot be whole (_same_item)
                 self._fail(Outcome.TRUNCATED, "incomplete_item")
+            elif self.failure is None:
+                self._final_output(response)
+
+    def _final_output(self, response: dict[str, Any]) -> None:
+        """The completed response's ``output`` is the answer the SDK returns: when it lists items (a server
+        may leave it out or empty), it must list the streamed ones, one per ``output_index`` and of the same
+        ``type``; a client call there with the call's ``call_id``, ``name`` and input, a message with the
+        text and refusal the deltas built (``item_mismatch``; a field it leaves out is not compared, and a
+        list or item that is not one is ``envelope``). Other fields are not compared: recorded streams
+        re-issue reasoning ids and encrypted content there."""
+        output = response.get("output")
+        if not output:
+            return
+        if output.__class__ is not list:
+            self._protocol("envelope")
+            return
+        items = self._items
+        if len(output) != len(items):
+            self._protocol("item_mismatch")
+            return
+        self.flush()  # (joined() below merges the fragments a pending delta points into)
+        for index, final in enumerate(output):
+            if final.__class__ is not dict:
+                self._protocol("envelope")
+                return
+            item = items.get(index)
+            if item is None or final.get("type") != item.type:
+                self._protocol("item_mismatch")
+                return
+            call = item.call
+            if call is not None:
+                key = _CALL_INPUT.get(call.kind)
+                if key is not None:
+                    expected = {"call_id": call.id, "name": call.name, key: combine_surrogates(call.joined())}
+                else:  # a whole-item call: its arguments are its closed item's fields
+                    done = item.final or item.added
+                    expected = {"call_id": call.id, **{field: done.get(field) for field in _CALL_FIELDS[call.kind]}}
+                for field, value in expected.items():
+                    sent = final.get(field)
+                    if sent is not None and sent != value:
+                        self._protocol("item_mismatch")
+                        return
+            elif item.text is not None and item.refusal is not None:
+                content = final.get("content")
+                if content is None:
+                    continue
+                texts = _part_texts(content)
+                if texts is None:
+                    self._protocol("envelope")
+                    return
+                if texts != (combine_surrogates(item.text.joined()), combine_surrogates(item.refusal.joined())):
+                    self._protocol("item_mismatch")
+                    return
 
     def _incomplete(self, obj: dict[str, Any]) -> None:
         """Stop reason: ``incomplete_details.reason`` (``incomplete`` when absent or empty); details
@@ -585,23 +639,14 @@ class OpenAIResponsesAccumulator(RouteAccumulator):
         """A closed message item's ``output_text`` / ``refusal`` parts must equal the deltas; when
         no delta came for a channel, the item's text is taken (and shown)."""
         content = it.get("content")
-        if content.__class__ is not list:
+        if content is None:
             return True
-        texts: list[Any] = []
-        refusals: list[Any] = []
-        for p in content:  # both channels' parts in one pass (objects: _same_item); checked channel by channel below
-            part_type = p["type"]
-            if part_type == "output_text":
-                texts.append(p.get("text"))
-            elif part_type == "refusal":
-                refusals.append(p.get("refusal"))
-        for buf, pieces in ((item.text, texts), (item.refusal, refusals)):
+        finals = _part_texts(content)  # (a list of typed objects: _same_item)
+        if finals is None:
+            self._protocol("envelope")
+            return False
+        for buf, final in zip((item.text, item.refusal), finals, strict=True):
             assert buf is not None
-            for piece in pieces:
-                if piece.__class__ is not str:
-                    self._protocol("envelope")
-                    return False
-            final = "".join(pieces)
             if self._run is buf:
                 self.flush()  # joined() below merges the fragments the pending delta points into
             if not buf.parts:
@@ -766,6 +811,30 @@ _EVENT_KIND = {
     "response.custom_tool_call_input.done": "custom",
     "response.shell_call_command.delta": "shell",
 }
+
+
+def _part_texts(content: object) -> tuple[str, str] | None:
+    """A message's ``content`` list -> (its ``output_text`` texts, its ``refusal`` texts), each joined; ``None``
+    when it is not a list of objects whose texts are strings."""
+    if content.__class__ is not list:
+        return None
+    texts: list[str] = []
+    refusals: list[str] = []
+    for part in content:
+        if part.__class__ is not dict:
+            return None
+        part_type = part.get("type")
+        if part_type == "output_text":
+            pieces, field = texts, "text"
+        elif part_type == "refusal":
+            pieces, field = refusals, "refusal"
+        else:
+            continue
+        value = part.get(field)
+        if value.__class__ is not str:
+            return None
+        pieces.append(value)
+    return "".join(texts), "".join(refusals)
 
 
 def _hosted_environment(it: dict[str, Any]) -> bool:
