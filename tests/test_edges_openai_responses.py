@@ -219,12 +219,16 @@ def data_item(content: list[Any]) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize(("field", "parts"), [
-    ("content", "junk"), ("content", {"type": "output_text"}), ("content", ["junk"]),
+    ("content", "junk"), ("content", {"type": "output_text"}), ("content", 5), ("content", ["junk"]),
     ("content", [{"text": "a"}]), ("content", [{"type": 5}]),
-], ids=["string-list", "object-list", "string-part", "typeless-part", "int-type"])
-def test_a_closed_message_whose_parts_are_not_typed_objects_is_envelope(field: str, parts: Any) -> None:
+], ids=["string-list", "object-list", "number-list", "string-part", "typeless-part", "int-type"])
+def test_a_closed_message_whose_parts_are_not_typed_objects_is_envelope_and_not_taken(field: str, parts: Any) -> None:
     data = stream(added(type="message"), done(type="message", **{field: parts}))
-    assert outcome_of(ROUTE, data) == ("protocol_error", "envelope")
+    for keep in (False, True):  # (kept unknown parts or not: these are not parts)
+        result, _ = check(ROUTE, data, keep_unknown_items=keep)
+        assert (result.outcome.value, result.stage) == ("protocol_error", "envelope")
+        assert result.telemetry.open_payload_accumulator_count == 1  # the closing item was not taken
+        assert result.assistant_message == [{"id": "it_0", "type": "message"}]
 
 
 @pytest.mark.parametrize(("field", "part", "expected"), [
@@ -262,7 +266,10 @@ def test_a_closed_item_of_another_type_than_the_added_one_is_item_mismatch(opene
 def test_a_closed_item_without_a_string_type_or_with_a_non_string_id_or_status_is_envelope(
         closed: dict[str, Any]) -> None:
     data = stream(added(type="message"), ev("response.output_item.done", output_index=0, item=closed))
-    assert outcome_of(ROUTE, data) == ("protocol_error", "envelope")
+    result, _ = check(ROUTE, data)
+    assert (result.outcome.value, result.stage) == ("protocol_error", "envelope")
+    assert result.telemetry.open_payload_accumulator_count == 1  # the closing item was not taken
+    assert result.assistant_message == [{"id": "it_0", "type": "message"}]
 
 
 def test_a_closed_item_with_another_id_is_item_mismatch_and_one_the_added_item_lacked_is_taken() -> None:
