@@ -242,7 +242,19 @@ def test_a_closed_message_whose_parts_are_not_typed_objects_is_envelope_and_not_
 def test_a_closed_reasoning_item_holds_summary_and_reasoning_parts_only(field: str, part: Any,
                                                                         expected: tuple[str, Any]) -> None:
     data = stream(added(type="reasoning", summary=[]), done(type="reasoning", **{field: [part]}))
-    assert outcome_of(ROUTE, data) == expected
+    result, _ = check(ROUTE, data)
+    assert (result.outcome.value, result.stage) == expected
+    # a refused closing item is not taken (the item stays open, as added)
+    assert result.telemetry.open_payload_accumulator_count == (0 if expected[0] == "complete" else 1)
+
+
+@pytest.mark.parametrize("field", ["summary", "content"])
+def test_a_closed_reasoning_item_whose_part_list_is_not_a_list_is_envelope_and_not_taken(field: str) -> None:
+    data = stream(added(type="reasoning", summary=[]), done(type="reasoning", **{field: {"type": "summary_text"}}))
+    result, _ = check(ROUTE, data, keep_unknown_items=True)
+    assert (result.outcome.value, result.stage) == ("protocol_error", "envelope")
+    assert result.telemetry.open_payload_accumulator_count == 1
+    assert result.assistant_message == [{"id": "it_0", "type": "reasoning", "summary": []}]
 
 
 @pytest.mark.parametrize(("opened", "closed"), [
@@ -749,15 +761,39 @@ def test_a_completed_output_that_disagrees_with_the_streamed_items_is_item_misma
     assert not result.committed and all(not c.ready for c in result.tool_calls)
 
 
-@pytest.mark.parametrize("output", ["x", {"0": {}}, ["x", {}], [final_message(0, "Hello") | {"content": "Hello"},
+@pytest.mark.parametrize("output", ["x", {"0": {}}, 5, ["x", {}], [final_message(0, "Hello") | {"content": "Hello"},
                                                                  final_call(1, "{}")],
                                     [final_message(0, "Hello") | {"content": [{"type": "output_text", "text": 5}]},
                                      final_call(1, "{}")],
-                                    [final_message(0, "Hello") | {"content": ["Hello"]}, final_call(1, "{}")]],
-                         ids=["string", "object", "string-item", "string-content", "int-text", "string-part"])
+                                    [final_message(0, "Hello") | {"content": ["Hello"]}, final_call(1, "{}")],
+                                    [final_message(0, "Hello") | {"content": 5}, final_call(1, "{}")]],
+                         ids=["string", "object", "number", "string-item", "string-content", "int-text", "string-part",
+                              "number-content"])
 def test_a_completed_output_that_is_not_a_list_of_items_is_envelope(output: Any) -> None:
     result, _ = check(ROUTE, stream(*STREAMED, terminal=completed(output=output)))
     assert (result.outcome.value, result.stage) == ("protocol_error", "envelope")
+
+
+def test_a_completed_output_is_matched_by_output_index_so_a_gap_in_the_streamed_indexes_is_item_mismatch() -> None:
+    gap = [*message_item(0, "Hello"), *call_item(2, "{}")]
+    output = [final_message(0, "Hello"), final_call(2, "{}")]
+    assert outcome_of(ROUTE, stream(*gap)) == ("complete", None)
+    assert outcome_of(ROUTE, stream(*gap, terminal=completed(output=output))) == ("protocol_error", "item_mismatch")
+
+
+def test_a_message_in_the_completed_output_is_compared_by_its_joined_texts_and_refusals() -> None:
+    parts = [{"type": "output_text", "text": "Hel"}, {"type": "refusal", "refusal": "n"},
+             {"type": "output_text", "text": "lo"}, {"type": "refusal", "refusal": "o"}]
+    message = ev("response.output_item.added", output_index=0, item={"id": "m", "type": "message"})
+    deltas = [ev("response.output_text.delta", output_index=0, delta="Hello"),
+              ev("response.refusal.delta", output_index=0, delta="no")]
+    closed = ev("response.output_item.done", output_index=0, item={"id": "m", "type": "message"})
+    output = [{"type": "message", "content": parts}]
+    result, _ = check(ROUTE, stream(message, *deltas, closed, terminal=completed(output=output)))
+    assert (result.outcome.value, result.text, result.refusal) == ("complete", "Hello", "no")
+    other = [{"type": "message", "content": [*parts[:3], {"type": "refusal", "refusal": "pe"}]}]
+    assert outcome_of(ROUTE, stream(message, *deltas, closed, terminal=completed(output=other))) == (
+        "protocol_error", "item_mismatch")
 
 
 def test_a_whole_item_call_in_the_completed_output_must_carry_its_closed_item_s_action() -> None:
@@ -769,6 +805,9 @@ def test_a_whole_item_call_in_the_completed_output_must_carry_its_closed_item_s_
     assert outcome_of(ROUTE, stream(*events, terminal=completed(output=[item]))) == ("complete", None)
     moved = {**item, "action": {**action, "x": 9}}
     assert outcome_of(ROUTE, stream(*events, terminal=completed(output=[moved]))) == ("protocol_error",
+                                                                                      "item_mismatch")
+    other = {**item, "call_id": "call_other"}
+    assert outcome_of(ROUTE, stream(*events, terminal=completed(output=[other]))) == ("protocol_error",
                                                                                       "item_mismatch")
 
 

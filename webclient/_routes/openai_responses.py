@@ -394,54 +394,55 @@ class OpenAIResponsesAccumulator(RouteAccumulator):
 
     def _final_output(self, response: dict[str, Any]) -> None:
         """The completed response's ``output`` is the answer the SDK returns: when it lists items (a server
-        may leave it out or empty), it must list the streamed ones, one per ``output_index`` and of the same
-        ``type``; a client call there with the call's ``call_id``, ``name`` and input, a message with the
-        text and refusal the deltas built (``item_mismatch``; a field it leaves out is not compared, and a
-        list or item that is not one is ``envelope``). Other fields are not compared: recorded streams
-        re-issue reasoning ids and encrypted content there."""
+        may leave it out or empty), it must agree with the streamed ones (:meth:`_output_problem`)."""
         output = response.get("output")
-        if not output:
-            return
+        if output:
+            self.flush()  # (joined() merges the fragments a pending delta points into)
+            stage = self._output_problem(output)
+            if stage is not None:
+                self._protocol(stage)
+
+    def _output_problem(self, output: object) -> str | None:
+        """Why ``output`` is not the streamed answer, or ``None``. It lists the streamed items, one per
+        ``output_index`` and of the same ``type``; a client call there with the call's ``call_id``, ``name``
+        and input (a whole-item call: its closed item's action fields), a message with the text and refusal
+        the deltas built (``item_mismatch``; a field it leaves out is not compared, and a list or item that
+        is not one is ``envelope``). Other fields are not compared: recorded streams re-issue reasoning ids
+        and encrypted content there."""
         if output.__class__ is not list:
-            self._protocol("envelope")
-            return
+            return "envelope"
         items = self._items
         if len(output) != len(items):
-            self._protocol("item_mismatch")
-            return
-        self.flush()  # (joined() below merges the fragments a pending delta points into)
+            return "item_mismatch"
         for index, final in enumerate(output):
             if final.__class__ is not dict:
-                self._protocol("envelope")
-                return
+                return "envelope"
             item = items.get(index)
             if item is None or final.get("type") != item.type:
-                self._protocol("item_mismatch")
-                return
+                return "item_mismatch"
             call = item.call
             if call is not None:
                 key = _CALL_INPUT.get(call.kind)
                 if key is not None:
                     expected = {"call_id": call.id, "name": call.name, key: combine_surrogates(call.joined())}
                 else:  # a whole-item call: its arguments are its closed item's fields
-                    done = item.final or item.added
+                    done = item.final
+                    assert done is not None  # (no item is open at the terminal event: _terminal checked)
                     expected = {"call_id": call.id, **{field: done.get(field) for field in _CALL_FIELDS[call.kind]}}
                 for field, value in expected.items():
                     sent = final.get(field)
                     if sent is not None and sent != value:
-                        self._protocol("item_mismatch")
-                        return
-            elif item.text is not None and item.refusal is not None:
+                        return "item_mismatch"
+            elif item.text is not None:
                 content = final.get("content")
-                if content is None:
-                    continue
-                texts = _part_texts(content)
-                if texts is None:
-                    self._protocol("envelope")
-                    return
-                if texts != (combine_surrogates(item.text.joined()), combine_surrogates(item.refusal.joined())):
-                    self._protocol("item_mismatch")
-                    return
+                if content is not None:
+                    texts = _part_texts(content)
+                    if texts is None:
+                        return "envelope"
+                    assert item.refusal is not None  # (a message has both channels)
+                    if texts != (combine_surrogates(item.text.joined()), combine_surrogates(item.refusal.joined())):
+                        return "item_mismatch"
+        return None
 
     def _incomplete(self, obj: dict[str, Any]) -> None:
         """Stop reason: ``incomplete_details.reason`` (``incomplete`` when absent or empty); details
@@ -645,7 +646,8 @@ class OpenAIResponsesAccumulator(RouteAccumulator):
         if finals is None:
             self._protocol("envelope")
             return False
-        for buf, final in zip((item.text, item.refusal), finals, strict=True):
+        text, refusal = finals
+        for buf, final in ((item.text, text), (item.refusal, refusal)):
             assert buf is not None
             if self._run is buf:
                 self.flush()  # joined() below merges the fragments the pending delta points into
