@@ -819,3 +819,18 @@ def test_a_call_whose_input_came_only_whole_is_compared_with_that_input_and_a_sp
     split = call_item(0, '{"q":"\ud83d', '\ude00"}', item_done='{"q":"\U0001f600"}')
     assert outcome_of(ROUTE, stream(*split, terminal=completed(output=[final_call(0, '{"q":"\U0001f600"}')]))) == (
         "complete", None)
+
+
+def test_a_message_compared_with_the_completed_output_still_announces_its_pending_delta_whole() -> None:
+    # The message closes without content (nothing flushes its pending delta there); the comparison joins its
+    # text first. Every chunking: the deltas announced add up to the text, once.
+    data = stream(*message_item(0, "Hel", "lo", "!"), terminal=completed(output=[final_message(0, "Hello!")]))
+    result, updates = check(ROUTE, data)
+    assert (result.outcome.value, result.text) == ("complete", "Hello!")
+    assert "".join(str(u["text"]) for u in updates if u["kind"] == "text_delta") == "Hello!"
+
+
+def test_a_message_whose_surrogate_pair_was_split_across_deltas_matches_the_completed_output_s_character() -> None:
+    data = stream(*message_item(0, "a\ud83d", "\ude00"), terminal=completed(output=[final_message(0, "a\U0001f600")]))
+    result, _ = check(ROUTE, data)
+    assert (result.outcome.value, result.text) == ("complete", "a\U0001f600")

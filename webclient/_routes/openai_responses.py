@@ -396,8 +396,7 @@ class OpenAIResponsesAccumulator(RouteAccumulator):
         """The completed response's ``output`` is the answer the SDK returns: when it lists items (a server
         may leave it out or empty), it must agree with the streamed ones (:meth:`_output_problem`)."""
         output = response.get("output")
-        if output:
-            self.flush()  # (joined() merges the fragments a pending delta points into)
+        if output:  # (after _terminal's _check_texts: the pending delta is announced, text pairs combined)
             stage = self._output_problem(output)
             if stage is not None:
                 self._protocol(stage)
@@ -440,7 +439,7 @@ class OpenAIResponsesAccumulator(RouteAccumulator):
                     if texts is None:
                         return "envelope"
                     assert item.refusal is not None  # (a message has both channels)
-                    if texts != (combine_surrogates(item.text.joined()), combine_surrogates(item.refusal.joined())):
+                    if texts != (item.text.joined(), item.refusal.joined()):
                         return "item_mismatch"
         return None
 
