@@ -121,6 +121,19 @@ def test_generated_images_are_content_the_route_does_not_read_and_fail_closed_un
         "complete", None)
 
 
+@pytest.mark.parametrize("field", ["audio", "images"])
+def test_a_delta_with_unread_content_takes_nothing_else_unless_kept(field: str) -> None:
+    cite = {"type": "url_citation", "url_citation": {"url": "https://example.com", "title": "Ex"}}
+    delta = {field: [{"x": 1}], "refusal": "no", "reasoning_content": "r", "annotations": [cite],
+             "tool_calls": [{"index": 0, "id": "call_1", "function": {"name": "f", "arguments": "{}"}}]}
+    data = sse(chunk(ch(**delta)), chunk(ch(finish="stop")), "[DONE]")
+    result, _ = check(ROUTE, data)
+    assert (result.outcome.value, result.stage) == ("protocol_error", "unknown_type")
+    assert (result.refusal, result.reasoning, result.citations, result.tool_calls) == ("", "", (), ())
+    kept, _ = check(ROUTE, data, keep_unknown_items=True)
+    assert (kept.refusal, kept.reasoning, kept.citations, kept.items) == ("no", "r", (cite,), ({field: [{"x": 1}]},))
+
+
 def test_annotations_are_citations() -> None:
     # OpenRouter web search / OpenAI search models: delta.annotations with url_citation entries.
     cite = {"type": "url_citation", "url_citation": {"url": "https://example.com", "title": "Ex",

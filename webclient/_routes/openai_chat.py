@@ -215,7 +215,14 @@ class OpenAIChatAccumulator(RouteAccumulator):
         return True
 
     def _rare_fields(self, st: _Choice, delta: dict[str, Any]) -> None:
-        """Everything but ``content``: refusal, reasoning, tool calls, legacy function_call."""
+        """Everything but ``content``: refusal, reasoning, tool calls, legacy function_call; first, content
+        this route does not read (:data:`_UNREAD_CONTENT`), which takes nothing more of the delta unless kept."""
+        for key in _UNREAD_CONTENT:
+            value = delta.get(key)
+            if value:  # the answer without it is not the answer
+                if not self._unknown():
+                    return
+                st.kept.append({key: value})
         refusal = delta.get("refusal")
         if refusal and not self._optional_text(st.refusal, refusal):
             return
@@ -231,14 +238,8 @@ class OpenAIChatAccumulator(RouteAccumulator):
             if self.failure is not None:
                 return
         annotations = delta.get("annotations")
-        if annotations and not self._each(annotations, self._cite, st.citations):
-            return
-        for key in _UNREAD_CONTENT:
-            value = delta.get(key)
-            if value:  # content this route does not accumulate: the answer without it is not the answer
-                if not self._unknown():
-                    return
-                st.kept.append({key: value})
+        if annotations:
+            self._each(annotations, self._cite, st.citations)
 
     # -- tool calls ----------------------------------------------------------------------
 
