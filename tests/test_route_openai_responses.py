@@ -106,8 +106,9 @@ def test_reasoning_and_refusal_items_use_their_channels() -> None:
         ev("response.refusal.delta", item_id="msg_1", output_index=1, content_index=0, delta="no"),
         ev("response.output_item.done", output_index=1, item={"id": "msg_1", "type": "message"}),
     ]
-    result, _ = check(ROUTE, stream(*events))
+    result, updates = check(ROUTE, stream(*events))
     assert (result.reasoning, result.refusal, result.text) == ("plan!", "no", "")
+    assert [(u["channel"], u["index"], u["text"]) for u in updates] == [("reasoning", 0, "plan!"), ("refusal", 1, "no")]
 
 
 def test_each_channel_joins_its_items_in_output_index_order_whatever_order_they_opened_in() -> None:

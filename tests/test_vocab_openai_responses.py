@@ -176,6 +176,16 @@ def test_whole_item_client_calls_surface_as_tool_calls_of_their_kind(item: dict[
                                                                                              "tool_schema")
 
 
+def test_a_computer_call_with_batched_actions_carries_them_as_its_arguments() -> None:
+    # computer-use with batched actions: ResponseComputerToolCall.actions (a list) beside or instead of action.
+    actions = [{"type": "click", "button": "left", "x": 1, "y": 2}, {"type": "type", "text": "hi"}]
+    item = {"type": "computer_call", "id": "cu_2", "call_id": "call_b", "status": "completed", "actions": actions,
+            "pending_safety_checks": []}
+    result, _ = check(ROUTE, stream(*whole_item(0, item)))
+    assert calls(result)[0][:5] == ("computer", "call_b", "computer", "valid", {"actions": actions,
+                                                                               "pending_safety_checks": []})
+
+
 def test_a_whole_item_call_whose_item_never_closes_is_not_ready() -> None:
     data = stream(*whole_item(0, COMPUTER)[:1])
     result, _ = check(ROUTE, data)
@@ -319,6 +329,8 @@ def test_an_unknown_item_type_fails_closed_unless_the_caller_keeps_unknown_items
     data = stream(*whole_item(0, PROGRAM, added=PROGRAM), *message(1, "x"))
     result, _ = check(ROUTE, data)
     assert (result.outcome.value, result.stage) == ("protocol_error", "unknown_type")
+    # nothing of it is taken: no item, nothing open, nothing to send back
+    assert (result.items, result.assistant_message, result.telemetry.open_payload_accumulator_count) == ((), [], 0)
     kept, _ = check(ROUTE, data, keep_unknown_items=True)
     assert (kept.outcome.value, kept.items, kept.tool_calls) == ("complete", (PROGRAM,), ())
     assert kept.assistant_message[0] == PROGRAM
@@ -330,6 +342,15 @@ def test_an_unknown_content_part_type_fails_closed() -> None:
                    part={"type": "output_audio", "data": ""})
     assert outcome_of(ROUTE, stream(*events)) == ("protocol_error", "unknown_type")
     assert outcome_of(ROUTE, stream(*events), keep_unknown_items=True) == ("complete", None)
+
+
+@pytest.mark.parametrize("kind", ["response.queued", "response.in_progress", "response.output_item.added"])
+def test_a_known_event_before_response_created_is_order_and_an_unknown_one_is_tolerated(kind: str) -> None:
+    # background mode's response.queued comes after response.created, as every known event does
+    early = sse(ev(kind, response={"id": "resp_67c", "status": "queued"}), CREATED, *message(0, "x"), completed())
+    assert outcome_of(ROUTE, early) == ("protocol_error", "order")
+    unknown = sse(ev("response.audio.transcript.delta", delta="x"), CREATED, *message(0, "x"), completed())
+    assert outcome_of(ROUTE, unknown) == ("complete", None)
 
 
 def test_unknown_event_types_that_open_nothing_stay_tolerated() -> None:
