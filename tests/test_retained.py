@@ -537,3 +537,11 @@ def test_a_charge_that_lands_exactly_on_the_ceiling_is_taken_and_one_character_m
     assert outcome == "truncated" and total > 0
     assert outcome_of(route, data, limits=Limits(max_retained_chars=total))[0] == "truncated"
     assert outcome_of(route, data, limits=Limits(max_retained_chars=total - 1)) == ("buffer_limit", "retained")
+
+
+def test_a_surrogate_pair_split_across_deltas_is_charged_as_the_one_character_it_becomes() -> None:
+    # _check_texts combines the pair at the terminal condition; the account gives back the extra unit.
+    split = chat_stream([], [chat(choice(content="a\ud83d")), chat(choice(content="\ude00b"))])
+    whole = chat_stream([], [chat(choice(content="a\U0001f600")), chat(choice(content="b"))])
+    assert retained("openai-chat", split) == retained("openai-chat", whole)
+    assert retained("openai-chat", split)[0] == "complete"
