@@ -425,3 +425,12 @@ def test_a_finish_reason_past_the_retained_ceiling_leaves_the_calls_unclosed() -
     assert (result.outcome.value, result.stage) == ("buffer_limit", "retained")
     assert calls(result) == [("call_1", "f", "function", "streaming", None)]
     assert result.choices[0].stop_reason is None
+
+
+def test_a_delta_whose_tool_calls_are_not_a_list_takes_none_of_its_later_fields() -> None:
+    cite = {"type": "url_citation", "url_citation": {"url": "https://example.com", "title": "Ex"}}
+    data = sse(chunk(ch(tool_calls="", function_call={"name": "f", "arguments": "{}"}, annotations=[cite])),
+               chunk(ch(finish="stop")), "[DONE]")
+    result, _ = check(ROUTE, data)
+    assert (result.outcome.value, result.stage, result.citations, result.tool_calls) == (
+        "protocol_error", "envelope", (), ())

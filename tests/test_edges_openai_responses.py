@@ -834,3 +834,16 @@ def test_a_message_whose_surrogate_pair_was_split_across_deltas_matches_the_comp
     data = stream(*message_item(0, "a\ud83d", "\ude00"), terminal=completed(output=[final_message(0, "a\U0001f600")]))
     result, _ = check(ROUTE, data)
     assert (result.outcome.value, result.text) == ("complete", "a\U0001f600")
+
+
+def test_a_whole_item_call_past_the_tool_input_ceiling_is_buffer_limit_and_never_validated() -> None:
+    item = {"type": "computer_call", "id": "cu_1", "call_id": "call_c", "action": {"type": "click", "x": 1, "y": 2},
+            "pending_safety_checks": []}
+    events = [ev("response.output_item.added", output_index=0, item={**item, "status": "in_progress"}),
+              ev("response.output_item.done", output_index=0, item={**item, "status": "completed"})]
+    size = len(json.dumps({"action": item["action"], "pending_safety_checks": []}, ensure_ascii=False))
+    result, _ = check(ROUTE, stream(*events), limits=Limits(max_tool_input_chars=size - 1))
+    assert (result.outcome.value, result.stage) == ("buffer_limit", "tool_input")
+    assert [(c.state, c.arguments, c.ready) for c in result.tool_calls] == [("streaming", None, False)]
+    result, _ = check(ROUTE, stream(*events), limits=Limits(max_tool_input_chars=size))
+    assert [(c.state, c.ready) for c in result.tool_calls] == [("valid", True)]

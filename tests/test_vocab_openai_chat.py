@@ -189,12 +189,3 @@ def test_logprobs_count_against_the_item_ceiling() -> None:
     size = len(data.decode().split("\n")[0]) - len("data: ")
     assert outcome_of(ROUTE, data, limits=Limits(max_item_chars=size)) == ("complete", None)
     assert outcome_of(ROUTE, data, limits=Limits(max_item_chars=size - 1)) == ("buffer_limit", "items")
-
-
-def test_a_delta_whose_tool_calls_are_not_a_list_takes_none_of_its_later_fields() -> None:
-    cite = {"type": "url_citation", "url_citation": {"url": "https://example.com", "title": "Ex"}}
-    data = sse(chunk(ch(tool_calls="", function_call={"name": "f", "arguments": "{}"}, annotations=[cite])),
-               chunk(ch(finish="stop")), "[DONE]")
-    result, _ = check(ROUTE, data)
-    assert (result.outcome.value, result.stage, result.citations, result.tool_calls) == (
-        "protocol_error", "envelope", (), ())

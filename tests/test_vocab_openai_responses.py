@@ -364,12 +364,3 @@ def test_kept_items_count_against_the_item_ceiling() -> None:
     needed = sum(len(json.dumps(e[1], separators=(",", ":"))) for e in whole_item(0, item))
     assert outcome_of(ROUTE, data, limits=Limits(max_item_chars=needed)) == ("complete", None)
     assert outcome_of(ROUTE, data, limits=Limits(max_item_chars=needed - 1)) == ("buffer_limit", "items")
-
-
-def test_a_whole_item_call_past_the_tool_input_ceiling_is_buffer_limit_and_never_validated() -> None:
-    size = len(json.dumps({"action": COMPUTER["action"], "pending_safety_checks": []}, ensure_ascii=False))
-    result, _ = check(ROUTE, stream(*whole_item(0, COMPUTER)), limits=Limits(max_tool_input_chars=size - 1))
-    assert (result.outcome.value, result.stage) == ("buffer_limit", "tool_input")
-    assert [(c.state, c.arguments, c.ready) for c in result.tool_calls] == [("streaming", None, False)]
-    result, _ = check(ROUTE, stream(*whole_item(0, COMPUTER)), limits=Limits(max_tool_input_chars=size))
-    assert [(c.state, c.ready) for c in result.tool_calls] == [("valid", True)]
