@@ -845,5 +845,8 @@ def test_a_whole_item_call_past_the_tool_input_ceiling_is_buffer_limit_and_never
     result, _ = check(ROUTE, stream(*events), limits=Limits(max_tool_input_chars=size - 1))
     assert (result.outcome.value, result.stage) == ("buffer_limit", "tool_input")
     assert [(c.state, c.arguments, c.ready) for c in result.tool_calls] == [("streaming", None, False)]
+    # the closing item was not taken: the item and its call stay open, the item as added
+    assert result.telemetry.open_payload_accumulator_count == 2
+    assert result.assistant_message == [{**item, "status": "in_progress"}]
     result, _ = check(ROUTE, stream(*events), limits=Limits(max_tool_input_chars=size))
     assert [(c.state, c.ready) for c in result.tool_calls] == [("valid", True)]
