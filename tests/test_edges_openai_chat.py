@@ -434,3 +434,15 @@ def test_a_delta_whose_tool_calls_are_not_a_list_takes_none_of_its_later_fields(
     result, _ = check(ROUTE, data)
     assert (result.outcome.value, result.stage, result.citations, result.tool_calls) == (
         "protocol_error", "envelope", (), ())
+
+
+@pytest.mark.parametrize("element", ["x", 5, None, ["index", 0], True],
+                         ids=["string", "number", "null", "list", "bool"])
+def test_a_choice_that_is_not_an_object_is_envelope_and_ends_the_chunk_there(element: Any) -> None:
+    # (explicitly: these tests run without the session's safety net, so nothing after the check may read it)
+    data = sse(chunk(ch(content="a")), chunk(ch(content="b"), element), chunk(ch(finish="stop")), "[DONE]")
+    result, _ = check(ROUTE, data)
+    assert (result.outcome.value, result.stage, result.text) == ("protocol_error", "envelope", "ab")
+    first = sse(chunk(element, ch(content="b")), chunk(ch(finish="stop")), "[DONE]")
+    result, _ = check(ROUTE, first)
+    assert (result.outcome.value, result.stage, result.text) == ("protocol_error", "envelope", "")
