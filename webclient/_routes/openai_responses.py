@@ -233,7 +233,7 @@ class OpenAIResponsesAccumulator(RouteAccumulator):
 
     contract = CONTRACT
 
-    __slots__ = ("_by_id", "_citations", "_item_cut", "_items")
+    __slots__ = ("_by_id", "_citations", "_items")
 
     #: ``data.type`` -> the name of its handler method (see ``RouteAccumulator.handler_names``).
     handler_names: ClassVar[Mapping[str, str]] = {
@@ -274,8 +274,6 @@ class OpenAIResponsesAccumulator(RouteAccumulator):
         self._items: dict[int, _Item] = {}
         self._by_id: dict[str, _Item] = {}
         self._citations: list[JSON] = []
-        #: Whether an own item closed with a status that says it was cut (_same_item).
-        self._item_cut = False
 
     # -- the typed fast path ------------------------------------------------------------------
 
@@ -387,7 +385,7 @@ class OpenAIResponsesAccumulator(RouteAccumulator):
             return
         if self._usage(response):
             self._terminal(status, self._open_blocks())
-            if self._item_cut:  # an item closed as cut: the response cannot be whole (_same_item)
+            if any(_cut(item) for item in self._items.values()):  # the response cannot be whole (_same_item)
                 self._fail(Outcome.TRUNCATED, "incomplete_item")
             elif self.failure is None:
                 self._final_output(response)
@@ -573,7 +571,7 @@ class OpenAIResponsesAccumulator(RouteAccumulator):
         ``summary``) hold parts of the types :meth:`_part_added` takes (``unknown_type``, unless unknown
         items are kept); a value of another type is ``envelope``. The ``status`` of a message, reasoning
         item or client call other than ``completed`` (``incomplete``, or one the route does not know)
-        says the item was cut: it is noted, and ``response.completed`` then ends ``truncated``
+        says the item was cut: ``response.completed`` then ends ``truncated``
         ``incomplete_item``. ``in_progress`` is not: the event itself says the item is done (a
         Realtime server is known to send it on done items). False on failure."""
         item_type = it.get("type")
@@ -600,8 +598,6 @@ class OpenAIResponsesAccumulator(RouteAccumulator):
                     return False
                 if CONTENT_TYPES.get(part_type) != role and not self._unknown():
                     return False
-        if status is not None and status not in _WHOLE_STATUSES and not item.kept:
-            self._item_cut = True
         return True
 
     def _same_call(self, item: _Item, call: ToolCallBuffer, it: dict[str, Any]) -> bool:
@@ -836,6 +832,13 @@ def _part_texts(content: object) -> tuple[str, str] | None:
             return None
         pieces.append(value)
     return "".join(texts), "".join(refusals)
+
+
+def _cut(item: _Item) -> bool:
+    """Whether a closed message, reasoning item or client call says, by its ``status``, that it was cut (a string:
+    ``_same_item``); hosted and kept items' statuses are the server's business."""
+    status = item.final.get("status") if item.final is not None and not item.kept else None
+    return status is not None and status not in _WHOLE_STATUSES
 
 
 def _hosted_environment(it: dict[str, Any]) -> bool:
