@@ -209,7 +209,9 @@ def test_replay_prints_valid_json_whatever_the_result_holds(name: str, tmp_path:
     assert code in (0, 1) and err == ""
     result = strict_json(out.rstrip("\n"))
     if name == "surrogate":
-        assert result["text"] in ("", "a\ud800b"), "escaped, not replaced"
+        # (the lone surrogate keeps the text from committing; the result shows it as U+FFFD)
+        shown = (result["outcome"], result["stage"], result["text"])
+        assert shown == ("payload_error", "unpaired_surrogate", "a\ufffdb")
     else:
         arguments = result["tool_calls"][0]["arguments"]
         assert arguments in (None, {"x": None, "y": [None]})

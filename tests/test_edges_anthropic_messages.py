@@ -319,6 +319,20 @@ def test_a_stop_reason_that_passes_the_retained_ceiling_is_not_taken_and_the_mes
     assert result.telemetry.terminal_condition_seen is False
 
 
+def test_a_signature_delta_past_the_retained_ceiling_leaves_the_block_its_earlier_signature() -> None:
+    # The delta's signature replaces the start's, charged by the difference in length (10 here): one
+    # character short, the block keeps the signature it had.
+    body = [start(0, {**THINKING, "signature": "s" * 20}), delta(0, type="thinking_delta", thinking="plan")]
+    head = sse(*((e["type"], e) for e in [START, *body]))
+    data = message(*body, delta(0, type="signature_delta", signature="t" * 30), stop(0))
+    ceiling = replay(ROUTE, [head]).retained_chars + 10
+    result, _ = check(ROUTE, data, limits=Limits(max_retained_chars=ceiling - 1))
+    assert (result.outcome.value, result.stage) == ("buffer_limit", "retained")
+    assert blocks(result) == [{"type": "thinking", "thinking": "plan", "signature": "s" * 20}]
+    result, _ = check(ROUTE, data, limits=Limits(max_retained_chars=ceiling))
+    assert blocks(result)[0]["signature"] == "t" * 30
+
+
 # -- found by the full mutation run of 2026-12-05 ---------------------------------------------------
 
 def test_a_ping_or_a_typed_error_before_message_start_is_not_an_order_error() -> None:

@@ -224,6 +224,38 @@ def test_streamed_values_count_against_the_tool_input_ceiling() -> None:
     assert outcome_of(ROUTE, data, limits=Limits(max_tool_input_chars=closed - 1)) == ("buffer_limit", "tool_input")
 
 
+def test_a_streamed_call_whose_assembled_arguments_pass_the_retained_ceiling_stays_streaming_as_it_came() -> None:
+    # Closing a streamed call replaces its input (the paths and values held: 17 characters here) by the
+    # assembled object's JSON (27), charging the difference: one character short, nothing is replaced
+    # and the call is not closed.
+    from tests.test_retained import _prefix, gemini_stream, streamed_call
+
+    data = gemini_stream(streamed_call([{"jsonPath": "$.city", "stringValue": "Oslo", "willContinue": True},
+                                        {"jsonPath": "$.days", "numberValue": 3}]))
+    assembled = json.dumps({"city": "Oslo", "days": 3})
+    ceiling = replay(ROUTE, [_prefix(data, 3)]).retained_chars + len(assembled) - len("$.cityOslo$.days3")
+    result, _ = check(ROUTE, data, limits=Limits(max_retained_chars=ceiling - 1))
+    assert (result.outcome.value, result.stage) == ("buffer_limit", "retained")
+    assert [(c.state, c.arguments, c.input_text) for c in result.tool_calls] == [("streaming", None, "Oslo3")]
+    result, _ = check(ROUTE, data, limits=Limits(max_retained_chars=ceiling))
+    assert [(c.state, c.input_text) for c in result.tool_calls] == [("closed", assembled)]
+
+
+def test_a_streamed_argument_path_past_the_retained_ceiling_takes_neither_the_path_nor_its_value() -> None:
+    # A new path is charged by its length, as input of its call, then as one entry; its value after it.
+    # One character short of the path's own charge, nothing of the element is held, though the entry
+    # and the value alone would fit.
+    from tests.test_retained import _prefix, gemini_stream, streamed_call
+
+    path = "$." + "k" * 100  # (longer than an entry and the value together)
+    data = gemini_stream(streamed_call([{"jsonPath": path, "stringValue": "v"}]))
+    before = replay(ROUTE, [_prefix(data, 1)]).retained_chars
+    for ceiling, held in ((before + len(path) - 1, ""), (before + len(path) + ENTRY_CHARS + 1, "v")):
+        result, _ = check(ROUTE, data, limits=Limits(max_retained_chars=ceiling))
+        assert (result.outcome.value, result.stage) == ("buffer_limit", "retained")
+        assert [(c.state, c.input_text) for c in result.tool_calls] == [("streaming", held)]
+
+
 # -- candidates, metadata, identity ------------------------------------------------------------------
 
 def test_citation_sources_grounding_and_url_context_are_kept() -> None:

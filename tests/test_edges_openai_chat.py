@@ -276,6 +276,48 @@ def retained_after(data: bytes) -> int:
     return session.retained_chars
 
 
+def test_a_stop_reason_past_the_retained_ceiling_fails_with_the_text_that_arrived_its_split_pair_combined() -> None:
+    # The text holds a pair split across two deltas; the stop reason's charge trips the ceiling, so the
+    # texts are never checked for committing. The result still shows the pair as its character (the
+    # account then holds the shown text: one character less).
+    head = sse(chunk(ch(role="assistant", content="a\ud83d")), chunk(ch(content="\ude00b")))
+    before = retained_after(head)
+    data = head + sse(chunk(ch(finish="stop")), DONE)
+    result, _ = check(ROUTE, data, limits=Limits(max_retained_chars=before + len("stop") - 1))
+    assert (result.outcome.value, result.stage, result.text) == ("buffer_limit", "retained", "a\U0001f600b")
+    session = replay(ROUTE, [data], limits=Limits(max_retained_chars=before + len("stop") - 1))
+    assert session.retained_chars == before - 1
+
+
+def _two_calls(first: str) -> tuple[bytes, bytes]:
+    """Two calls whose input has arrived (the first with input ``first``), and their finish chunk."""
+    opened = [{"index": i, "id": f"call_{i}", "type": "function", "function": {"name": "f", "arguments": ""}}
+              for i in (0, 1)]
+    inputs = [{"index": 0, "function": {"arguments": first}}, {"index": 1, "function": {"arguments": '{"b": 2}'}}]
+    head = sse(chunk(ch(role="assistant", tool_calls=opened)), chunk(ch(tool_calls=inputs)))
+    return head, sse(chunk(ch(finish="tool_calls")), DONE)
+
+
+def test_a_call_whose_input_is_refused_at_the_finish_leaves_the_calls_after_it_unclosed() -> None:
+    head, tail = _two_calls('{"a": ')
+    result, _ = check(ROUTE, head + tail)
+    assert (result.outcome.value, result.stage) == ("payload_error", "tool_json")
+    assert [(c.state, c.arguments) for c in result.tool_calls] == [("invalid", None), ("streaming", None)]
+
+
+def test_a_call_whose_parsed_arguments_pass_the_retained_ceiling_is_left_closed_without_them() -> None:
+    # The finish chunk holds its finish reason, closes the first call and charges its parsed arguments (by
+    # its input's length): one character past the ceiling, the call keeps no verdict and no arguments,
+    # and the second call is not closed.
+    head, tail = _two_calls('{"a": 1}')
+    limits = Limits(max_retained_chars=retained_after(head) + len("tool_calls") + len('{"a": 1}') - 1)
+    result, _ = check(ROUTE, head + tail, limits=limits)
+    assert (result.outcome.value, result.stage) == ("buffer_limit", "retained")
+    assert [(c.state, c.arguments) for c in result.tool_calls] == [("closed", None), ("streaming", None)]
+    full, _ = check(ROUTE, head + tail, limits=Limits(max_retained_chars=limits.max_retained_chars + 1))
+    assert full.tool_calls[0].state == "valid"  # (one more character and the first call is settled)
+
+
 def tripped_call(head: bytes, fragment: dict[str, Any], charge: int) -> tuple[Any, ...]:
     """Replay ``head`` then ``fragment``'s chunk with a ceiling that lets ``charge`` more characters
     in and no more; the result's ``(outcome, stage)`` and ``(name, input_text)`` of each call."""

@@ -713,6 +713,33 @@ def test_a_closed_item_with_a_call_id_of_another_type_is_envelope_when_the_call_
     assert [(c.id, c.state) for c in result.tool_calls] == [("it_0", "streaming")]
 
 
+def test_a_whole_item_call_whose_action_passes_the_retained_ceiling_leaves_its_item_open() -> None:
+    # A computer call's closing item becomes the call's input (the action fields' JSON), charged as it
+    # is taken: one character short of that charge, neither the call nor its item is closed.
+    from bisect import bisect_left
+
+    from tests.test_retained import _COMPUTER, responses_stream
+    from tests.test_retained import ev as event
+
+    data = responses_stream([event("response.output_item.added", output_index=0,
+                                   item={**_COMPUTER, "status": "in_progress"}),
+                             event("response.output_item.done", output_index=0, item=_COMPUTER)])
+
+    def result_at(ceiling: int) -> Any:
+        return replay(ROUTE, [data], limits=Limits(max_retained_chars=ceiling)).result
+
+    total = replay(ROUTE, [data]).retained_chars
+    # (the smallest ceiling at which the call is closed: its state only moves on as the ceiling grows)
+    ceiling = bisect_left(range(total + 1), True,
+                          key=lambda c: any(t.state != "streaming" for t in result_at(c).tool_calls))
+    result, _ = check(ROUTE, data, limits=Limits(max_retained_chars=ceiling - 1))
+    assert (result.outcome.value, result.stage) == ("buffer_limit", "retained")
+    assert [(t.state, t.input_text) for t in result.tool_calls] == [("streaming", "")]
+    assert result.telemetry.open_payload_accumulator_count == 2  # the item and its call
+    assert [item["status"] for item in result.assistant_message] == ["in_progress"]  # type: ignore[union-attr]
+    assert result_at(ceiling).telemetry.open_payload_accumulator_count == 1  # the item closed, the call not settled
+
+
 # -- the completed response's output: the SDK's final answer ------------------------------------------
 
 def final_message(index: int, text: str, refusal: str | None = None) -> dict[str, Any]:

@@ -545,3 +545,44 @@ def test_a_surrogate_pair_split_across_deltas_is_charged_as_the_one_character_it
     whole = chat_stream([], [chat(choice(content="a\U0001f600")), chat(choice(content="b"))])
     assert retained("openai-chat", split) == retained("openai-chat", whole)
     assert retained("openai-chat", split)[0] == "complete"
+
+
+# -- the account at every ceiling -------------------------------------------------------------------
+
+_CALL = {"index": 0, "id": "call_1", "type": "function", "function": {"name": "f", "arguments": ""}}
+_COMPUTER = {"id": "cu_1", "type": "computer_call", "call_id": "call_c", "status": "completed",
+             "action": {"type": "click", "x": 1, "y": 2, "button": "left"}, "pending_safety_checks": []}
+#: Streams whose charges include each refusable step: a text fragment, a thinking signature sent whole
+#: and by delta, a server tool's input, a call's input and its parsed arguments (settled), a Gemini
+#: call's assembled arguments and a Responses whole-item call's action (closed as an object).
+SWEEPS = [
+    pytest.param(CHAT, chat_stream([chat(choice(tool_calls=[_CALL]))], [
+        chat(choice(tool_calls=[{"index": 0, "function": {"arguments": '{"city": "Oslo", "days": [1, 2]}'}}]))],
+        [chat(choice(finish="tool_calls"))]), id="chat-call"),
+    pytest.param(ANTHROPIC, anthropic_stream([
+        *block(0, {"type": "thinking", "thinking": "", "signature": "s" * 20},
+               {"type": "thinking_delta", "thinking": "plan"}, {"type": "signature_delta", "signature": "t" * 30}),
+        *block(1, {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {}},
+               {"type": "input_json_delta", "partial_json": '{"query": "' + "q" * 20 + '"}'})]),
+        id="anthropic-signatures-server-input"),
+    pytest.param(GEMINI, gemini_stream(streamed_call([
+        {"jsonPath": "$.city", "stringValue": "Oslo" * 5, "willContinue": True},
+        {"jsonPath": "$.days", "numberValue": 3}])), id="gemini-assembled-call"),
+    pytest.param(RESPONSES, responses_stream([
+        ev("response.output_item.added", output_index=0, item={**_COMPUTER, "status": "in_progress"}),
+        ev("response.output_item.done", output_index=0, item=_COMPUTER)]), id="responses-whole-item-call"),
+]
+
+
+@pytest.mark.parametrize(("route", "data"), SWEEPS)
+def test_at_every_ceiling_below_a_stream_s_account_it_trips_and_the_account_never_passes_the_ceiling(
+        route: str, data: bytes) -> None:
+    """A charge the ceiling refuses is not taken, and nothing after it is charged: whichever step trips,
+    the account ends at or under the ceiling (each refusing step returns before charging)."""
+    outcome, total = retained(route, data)
+    assert outcome == "complete"
+    for ceiling in range(1, total):
+        session = replay(route, [data], limits=Limits(max_retained_chars=ceiling))
+        assert session.result is not None
+        assert (session.result.outcome.value, session.result.stage) == ("buffer_limit", "retained"), ceiling
+        assert session.retained_chars <= ceiling, ceiling

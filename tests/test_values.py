@@ -26,6 +26,7 @@ from tests.test_retained import (
     responses_stream,
     streamed_call,
 )
+from webclient import Limits
 from webclient._values import (
     NON_FINITE_NUMBER,
     UNPAIRED_SURROGATE,
@@ -33,6 +34,7 @@ from webclient._values import (
     combine_surrogates,
     has_surrogate,
     parsed_value_encoder,
+    shown_text,
     value_problem,
 )
 
@@ -58,6 +60,22 @@ def test_clean_text_combines_pairs_and_refuses_what_is_left_unpaired(text: str, 
     assert clean_text(text) == cleaned
     assert combine_surrogates(text) == (cleaned if cleaned is not None else combine_surrogates(text))
     assert has_surrogate(text) is (HIGH in text or LOW in text)
+
+
+@pytest.mark.parametrize(("text", "shown"), [
+    ("plain ascii", "plain ascii"),
+    ("caf\u00e9 " + GRIN, "caf\u00e9 " + GRIN),
+    ("a" + HIGH + LOW + "b", "a" + GRIN + "b"),
+    ("a" + HIGH, "a\ufffd"),
+    (LOW + "a", "\ufffda"),
+    (LOW + HIGH, "\ufffd\ufffd"),  # the wrong order is no pair
+    (HIGH + HIGH + LOW, "\ufffd" + GRIN),
+    (HIGH + LOW + LOW, GRIN + "\ufffd"),
+])
+def test_shown_text_combines_pairs_and_shows_what_is_left_unpaired_as_u_fffd(text: str, shown: str) -> None:
+    assert shown_text(text) == shown
+    assert shown_text(text).encode("utf-8")
+    assert (shown_text(text) is text) is (not has_surrogate(text))
 
 
 ENCODED = [{"b": 1, "a": "\u65e5\u672c" + GRIN, "n": [1.5, None, True, -0.0, 10**20], "lone": "x" + HIGH},
@@ -196,6 +214,66 @@ def test_the_responses_done_item_agrees_with_deltas_that_split_a_pair() -> None:
     assert (result.outcome.value, result.text) == ("complete", "a" + GRIN)
 
 
+def _encodes(result: Any) -> bool:
+    return bool(json.dumps(result.to_dict(), ensure_ascii=False).encode("utf-8"))
+
+
+@pytest.mark.parametrize("name", sorted(TEXT_STREAMS))
+def test_a_refused_result_shows_its_split_pairs_combined_and_what_is_left_unpaired_as_u_fffd(name: str) -> None:
+    route, make, channel = TEXT_STREAMS[name]
+    result, _ = check(route, make("a" + HIGH, LOW + "b", "c" + HIGH))
+    assert (result.outcome.value, result.stage) == ("payload_error", UNPAIRED_SURROGATE)
+    assert getattr(result, channel).startswith("a" + GRIN + "bc\ufffd")
+    assert _encodes(result)
+
+
+@pytest.mark.parametrize("name", sorted(TEXT_STREAMS))
+def test_a_stream_cut_between_the_halves_of_a_pair_shows_the_text_before_the_cut_encodable(name: str) -> None:
+    # The stream ends right after the event whose delta ends in a high surrogate: truncated, and the
+    # text that arrived (a pair split across earlier deltas combined) shows the half pair as U+FFFD.
+    route, make, channel = TEXT_STREAMS[name]
+    data = make("a" + HIGH, LOW + "b", "c" + HIGH, LOW + "d")
+    cut = data.index(b"\n\n", data.index(esc("c" + HIGH).encode())) + 2
+    result, _ = check(route, data[:cut])
+    assert result.outcome.value == "truncated"
+    assert getattr(result, channel) == "a" + GRIN + "bc\ufffd"
+    assert _encodes(result)
+
+
+def test_a_refused_gemini_message_shows_a_pair_split_across_two_parts_as_two_halves_in_both() -> None:
+    data = gemini_stream([gemini({"text": "a" + HIGH}), gemini({"text": LOW + "b", "thoughtSignature": "s"})])
+    result, _ = check(GEMINI, data)
+    assert (result.outcome.value, result.stage) == ("payload_error", UNPAIRED_SURROGATE)
+    parts = [part["text"] for part in result.assistant_message["parts"]]  # type: ignore[index]
+    assert (result.text, parts) == ("a\ufffd\ufffdb.", ["a\ufffd", "\ufffdb", "."])
+
+
+def test_a_refused_gemini_message_keeps_every_part_s_text_when_a_later_part_is_the_unpaired_one() -> None:
+    # The first part's pair (split across two deltas of one part) is combined, the signed part after it
+    # holds a lone surrogate: the check refuses the message without having moved any part's bounds.
+    data = gemini_stream([gemini({"text": "a" + HIGH}), gemini({"text": LOW + "b"}),
+                          gemini({"text": "c" + HIGH, "thoughtSignature": "s"})])
+    result, _ = check(GEMINI, data)
+    assert (result.outcome.value, result.stage) == ("payload_error", UNPAIRED_SURROGATE)
+    parts = [part["text"] for part in result.assistant_message["parts"]]  # type: ignore[index]
+    assert (result.text, parts) == ("a" + GRIN + "bc\ufffd.", ["a" + GRIN + "b", "c\ufffd", "."])
+
+
+def test_a_gemini_text_held_past_its_last_charged_part_is_shown_too() -> None:
+    # Under a tight retained ceiling a text part's text can be held and its part not charged (the
+    # ceiling trips between the two): that text is shown after the parts' texts, its half pair as U+FFFD.
+    data = gemini_stream([gemini({"text": "a" + HIGH}), gemini({"text": LOW + "b", "thoughtSignature": "s"})])
+    past_parts = 0
+    for ceiling in range(400, 700):
+        result = replay(GEMINI, [data], limits=Limits(max_retained_chars=ceiling)).result
+        assert result is not None and _encodes(result)
+        message = result.assistant_message or {"parts": []}  # (none before the first candidate)
+        parts = "".join(part["text"] for part in message["parts"])  # type: ignore[index]
+        assert result.text.startswith(parts) and result.text in ("", "a\ufffd", "a\ufffd\ufffdb", "a\ufffd\ufffdb.")
+        past_parts += len(result.text) > len(parts)
+    assert past_parts  # (the case this test is for did arrive)
+
+
 def test_a_lone_surrogate_is_only_checked_when_the_answer_would_commit() -> None:
     data = chat_text("a" + HIGH).replace(b'"finish_reason":"stop"', b'"finish_reason":"length"')
     assert outcome_of(CHAT, data) == ("truncated", "stop_reason")
@@ -298,7 +376,8 @@ def test_the_replay_command_prints_valid_json_for_a_refused_lone_surrogate(capsy
     capture.write_bytes(chat_text("a" + HIGH))
     assert main(["replay", "--route", CHAT, str(capture)]) == 1
     out = json.loads(capsys.readouterr().out)
-    assert (out["outcome"], out["stage"], out["text"]) == ("payload_error", UNPAIRED_SURROGATE, "a" + HIGH)
+    # (refused for the lone surrogate, which the result shows as U+FFFD)
+    assert (out["outcome"], out["stage"], out["text"]) == ("payload_error", UNPAIRED_SURROGATE, "a\ufffd")
 
 
 def test_surrogate_checks_run_once_per_channel_not_per_delta(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -418,6 +418,8 @@ class StreamSession:
         route_acc.flush()
         route_acc.out = []
         complete = outcome is Outcome.COMPLETE
+        if not complete:
+            route_acc.show_texts()  # (the partial text encodes: see StreamResult)
         sequencer = route_acc.sequencer
         resume = (sequencer.point if sequencer is not None and not route_acc.terminal_seen
                   and is_resumable(outcome, stage) else None)

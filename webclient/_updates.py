@@ -170,9 +170,13 @@ class StreamResult:
     """How one attempt ended, with everything accumulated (provisional unless ``committed``).
 
     ``text`` is choice 0's (or the message's) text as accumulated, always present and only to be
-    trusted when ``committed``. ``stage`` names the check that decided a non-complete outcome and
-    is ``None`` when complete. ``tool_calls``, ``items``, ``citations``, ``logprobs`` and
-    ``assistant_message`` are choice 0's as well (``choices`` has every choice).
+    trusted when ``committed``. Every text channel of a result encodes as UTF-8: in a committed one a
+    surrogate pair split across deltas is combined and an unpaired surrogate keeps it from committing;
+    in one that does not commit (the text that arrived before a cut or a failure) pairs are combined
+    as well and an unpaired surrogate, such as half a pair at the cut, is shown as U+FFFD.
+    ``stage`` names the check that decided a non-complete outcome and is ``None`` when complete.
+    ``tool_calls``, ``items``, ``citations``, ``logprobs`` and ``assistant_message`` are choice 0's as
+    well (``choices`` has every choice).
 
     ``assistant_message`` is the route-native assistant turn, faithful to what the provider needs
     back: Chat ``{"role": "assistant", "content", "tool_calls"?, "refusal"?, "reasoning_content"?}``;

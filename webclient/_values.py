@@ -13,6 +13,11 @@ and only the joined text holds the pair. So the checks run on joined text, once 
 the terminal condition, a tool input at its close), and :func:`combine_surrogates` first turns
 every adjacent high + low pair into the character it encodes. What is left is unpaired.
 
+A result that does not commit still returns the text accumulated so far (for a caller that shows
+what arrived before a cut): :func:`shown_text` combines its pairs too and shows what is left
+unpaired as U+FFFD, so that no text a result holds fails to encode (``print`` on a UTF-8 terminal
+would raise on a lone surrogate).
+
 Stages of the ``payload_error`` they cause (see ``_routes/_base.py``): :data:`UNPAIRED_SURROGATE`,
 :data:`NON_FINITE_NUMBER`.
 
@@ -85,6 +90,15 @@ def clean_text(text: str) -> str | None:
         return text
     combined = _PAIR.sub(_pair, text)
     return None if _SURROGATE.search(combined) is not None else combined
+
+
+def shown_text(text: str) -> str:
+    """``text`` as an uncommitted result shows it: surrogate pairs combined, and each surrogate left
+    unpaired (half a pair at a cut, or a lone escape) replaced by U+FFFD, as a UTF-8 decoder shows a
+    broken character; so the text always encodes. Returns ``text`` itself when it holds no surrogate."""
+    if not has_surrogate(text):
+        return text
+    return _SURROGATE.sub("\ufffd", _PAIR.sub(_pair, text))
 
 
 def value_problem(value: object) -> str | None:

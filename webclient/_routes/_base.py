@@ -121,7 +121,7 @@ from .._updates import (
     new_input_delta,
     new_text_delta,
 )
-from .._values import UNPAIRED_SURROGATE, clean_text, combine_surrogates, parsed_value_encoder
+from .._values import UNPAIRED_SURROGATE, clean_text, combine_surrogates, parsed_value_encoder, shown_text
 
 _loads = loads
 #: The scanner ``json.loads`` runs (``scan_once(text, 0) -> (value, end)``), for the envelope step.
@@ -712,16 +712,14 @@ class RouteAccumulator:
         self.stop_reason = stop_reason
         if stop_reason is None:
             self._fail(Outcome.TRUNCATED, "missing_stop")
-            return
-        if not self._hold_as("stop_reason", len(stop_reason)):
-            return
-        failure = self._stop_failure(stop_reason, table)
-        if failure is not None:
-            self._fail(failure.outcome, failure.stage)
-        elif open_blocks:
-            self._protocol("open_block")
-        else:
-            self._check_texts()
+        elif self._hold_as("stop_reason", len(stop_reason)):
+            failure = self._stop_failure(stop_reason, table)
+            if failure is not None:
+                self._fail(failure.outcome, failure.stage)
+            elif open_blocks:
+                self._protocol("open_block")
+            else:
+                self._check_texts()
 
     def _terminal_choices(self) -> None:
         """Data-only routes, every choice seen finished: in index order, the first stop reason that
@@ -840,16 +838,27 @@ class RouteAccumulator:
         """Once, when the terminal condition would commit: every text buffer, joined, with its
         surrogate pairs combined (the buffer then holds the combined text); an unpaired surrogate is
         ``payload_error`` ``unpaired_surrogate`` (the failure is the result: nothing is returned)."""
+        if not self._clean_texts(clean_text):
+            self._fail(Outcome.PAYLOAD_ERROR, UNPAIRED_SURROGATE)
+
+    def show_texts(self) -> None:
+        """For a result that does not commit: every text buffer, joined, as :func:`shown_text` shows it
+        (pairs combined, anything left unpaired U+FFFD), so that the partial text encodes."""
+        self._clean_texts(shown_text)
+
+    def _clean_texts(self, clean: Callable[[str], str | None]) -> bool:
+        """Every text buffer becomes its joined text passed through ``clean`` (when that changes it);
+        False, at the first buffer ``clean`` refuses (that one unchanged)."""
         if self._run is not None:
             self.flush()
         for buf in self._text_buffers():
             text = buf.joined()
-            cleaned = clean_text(text)
+            cleaned = clean(text)
             if cleaned is None:
-                self._fail(Outcome.PAYLOAD_ERROR, UNPAIRED_SURROGATE)
-                return
+                return False
             if cleaned is not text:
                 self._replace_text(buf, cleaned)
+        return True
 
     def _replace_text(self, buf: Fragments, text: str) -> None:
         """``buf`` now holds ``text`` (pairs combined: never longer), charged by its length."""

@@ -43,13 +43,13 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from typing import Any
 
 from .._limits import ENTRY_CHARS, MAX_JSON_DEPTH
-from .._outcome import Outcome
 from .._toolcalls import ToolCallBuffer
 from .._updates import JSON, ToolCall
-from .._values import UNPAIRED_SURROGATE, clean_text, has_surrogate, parsed_value_encoder
+from .._values import has_surrogate, parsed_value_encoder
 from ._base import ChoiceState, RouteAccumulator, RouteContract, TextBuffer, stop_table
 
 #: ``finishReason`` by category: the ``FinishReason`` enum of the Gemini API
@@ -593,11 +593,13 @@ class GeminiAccumulator(RouteAccumulator):
         # The assembled object is what the call's input is from here on.
         return self._close_call_object(call, arguments)
 
-    def _check_texts(self) -> None:
-        """The base's check, run per message part: the runs of a candidate's buffer split its text
-        at the part boundaries the provider sent, so pairs are combined (and unpaired surrogates
-        found) run by run and the runs are re-measured. A pair split across two parts is unpaired
-        in both."""
+    def _clean_texts(self, clean: Callable[[str], str | None]) -> bool:
+        """The base's, run per message part: the runs of a candidate's buffer split its text at the part
+        boundaries the provider sent, so each run is cleaned on its own and the runs are re-measured (a
+        pair split across two parts is unpaired in both); False, with that buffer and its runs
+        unchanged, when ``clean`` refuses one. (The runs cover their buffer from its start; only a
+        failure can leave a text after the last one, the text of a part whose run could not be charged:
+        it is cleaned as one more piece.)"""
         if self._run is not None:
             self.flush()
         for st in self._choices.values():
@@ -606,18 +608,22 @@ class GeminiAccumulator(RouteAccumulator):
                 text = buf.joined()
                 if not has_surrogate(text):
                     continue
+                runs = [run for run in st.parts if isinstance(run, _Run) and run.buf is buf]
+                end = runs[-1].end if runs else 0
+                cuts = [text[run.start : run.end] for run in runs]
+                cuts.append(text[end:])  # (empty but after a failure, see above)
                 pieces: list[str] = []
+                for cut in cuts:
+                    piece = clean(cut)
+                    if piece is None:
+                        return False
+                    pieces.append(piece)
                 pos = 0
-                for run in st.parts:
-                    if isinstance(run, _Run) and run.buf is buf:
-                        piece = clean_text(text[run.start : run.end])
-                        if piece is None:
-                            self._fail(Outcome.PAYLOAD_ERROR, UNPAIRED_SURROGATE)
-                            return
-                        run.start, pos = pos, pos + len(piece)
-                        run.end = pos
-                        pieces.append(piece)
+                for run, piece in zip(runs, pieces, strict=False):  # (a piece after the last run has none)
+                    run.start, pos = pos, pos + len(piece)
+                    run.end = pos
                 self._replace_text(buf, "".join(pieces))
+        return True
 
     # -- results (open_count and choice_results: the base's, candidates in index order) ------
 
