@@ -201,6 +201,7 @@ def test_a_bom_split_across_three_chunks_is_stripped() -> None:
 def test_an_empty_first_feed_does_not_spend_the_bom() -> None:
     parser = SSEParser()
     assert parser.feed("") == []
+    assert parser.feed_tuples("") == []  # (a list, as every feed returns: callers extend with it)
     assert parser.feed("\ufeffdata: a\n\n") == [M("a")]
 
 

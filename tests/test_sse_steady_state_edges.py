@@ -7,9 +7,11 @@ the steady state's cap, what ``work`` charges for the value a feed's head comple
 
 from __future__ import annotations
 
+import pytest
+
 from tests.helpers import assert_chunking_invariant, feed_either
 from tests.sse_reference import reference_parse
-from webclient import Limits, SSEEvent, SSEParser
+from webclient import EventStreamParser, Limits, SSEEvent, SSEParser
 
 
 def _feed_all(feeds: list[str]) -> tuple[SSEParser, list[object]]:
@@ -573,3 +575,130 @@ def test_a_cr_alone_in_the_value_before_a_name_change_in_crlf_text_ends_its_data
     assert out == expected and out[17:19] == [SSEEvent("d", "7", ""), SSEEvent("e", "E", "")]
     assert (parser.events_dispatched, parser.unknown_fields) == (len(out), 1)
     assert assert_chunking_invariant(_observed, stream, random_count=20)[0] == out
+
+
+def test_a_feed_that_is_only_the_awaited_lf_leaves_the_next_feed_s_first_character_alone() -> None:
+    # A feed ending in a CR makes the parser wait for that CR's LF; a next feed holding only that LF
+    # (or a first feed holding only the byte order mark) is consumed, and nothing more is awaited:
+    # the feed after it is read from its first character, even a NUL ("\x00data" is a field of
+    # another name, so "x" is no data of the event).
+    for feeds in (["data: a\r", "\n", "\x00data: x\n\n"], ["\ufeff", "\x00data: x\ndata: a\n\n"]):
+        stream = "".join(feeds).encode()
+        expected = [SSEEvent("message", "a", "")]
+        assert reference_parse(stream) == expected
+        parser, out = _feed_all(feeds)
+        assert (out, parser.unknown_fields) == (expected, 1)
+        assert assert_chunking_invariant(_decoded, stream) == expected
+
+
+def _decoded(chunks: list[bytes], limits: Limits | None = None) -> list[object]:
+    # (through the pipeline's decoder: a chunk may end inside a character, or the byte order mark)
+    stream = EventStreamParser(limits or Limits())
+    out: list[object] = []
+    for chunk in chunks:
+        out += stream.feed(chunk)
+    return out + stream.close()
+
+
+def test_a_crlf_typed_feed_ending_at_the_cr_of_the_next_event_line_holds_that_line_as_read() -> None:
+    # A one-name separator in CRLF text ("\r\n\r\nevent: d\r\ndata: "): a feed ending "VALUE\r\n\r\n"
+    # + "event: d\r" has read the next event's type line up to its CR; the LF that begins the next
+    # feed ends it, and the data line after it is that event's value, not part of its type line.
+    feeds = [_SETTLE.replace("\n", "\r\n"), ("\n\n" + _typed(["d"] * 6, 100)).replace("\n", "\r\n") + "event: d\r",
+             "\ndata: last\r\n\r\n"]
+    stream = "".join(feeds).encode()
+    expected = reference_parse(stream)
+    parser, out = _feed_all(feeds[:2])
+    assert parser._separator == "\n\nevent: d\ndata: "
+    out += feed_either(parser, 2, feeds[2])
+    assert out == expected and out[-1] == SSEEvent("d", "last", "")
+    assert assert_chunking_invariant(_observed, stream, random_count=20)[0] == out
+
+
+def test_a_data_only_feed_holding_exactly_the_steady_state_cap_besides_its_separators_is_read_without_a_line() -> None:
+    # max_line_chars 19: the steady state takes up to 13 characters besides the separators. This feed
+    # holds 13 ("c", 11 "d", "e") and two separators: it is split, and no line is interpreted.
+    parser = SSEParser(Limits(max_line_chars=19))
+    assert parser.feed("data: a\n\ndata: b\n\ndata: ") == [SSEEvent("message", v, "") for v in "ab"]
+    feed = "c\n\ndata: " + "d" * 11 + "\n\ndata: e"
+    assert len(feed) - 2 * len("\n\ndata: ") == 13
+    assert parser.feed(feed) == [SSEEvent("message", v, "") for v in ("c", "d" * 11)]
+    assert parser.lines_interpreted == 0
+    assert parser.feed("\n\n") == [SSEEvent("message", "e", "")]
+
+
+# Minimal cases of the full mutation run of 2026-12-05 (each shrunk by build_scripts/sse_mutant_fuzz.py
+# from a random stream on which a surviving mutant differed): the events are the oracle's under every
+# chunking, and the counters say which path read the given feeds. ``work`` is the characters fed plus
+# the values the steady state joined from fragments; ``lines_interpreted`` the lines the general path read.
+_MINIMAL = {
+    # A lone LF inside the last value of a CRLF feed is a line break ("b" a field of its own), not data.
+    "crlf-value-holding-a-lone-lf": (["data: x\r\n\r\ndata: a\nb\r\n\r\n"], Limits(), (3, 25)),
+    # A CRLF feed ending in an empty value and its CR: the two blank lines are read, the event is held.
+    "crlf-empty-value-cut-at-its-cr": (["\r\n\r\nevent: \r\ndata: \r"], Limits(max_line_chars=24), (2, 20)),
+    # The pending empty value of CRLF text ended by a lone LF: read without a line.
+    "crlf-pending-value-ended-by-a-lone-lf": (["data: \r\n\r\ndata: ", "\n"],
+                                              Limits(max_line_chars=24, max_event_chars=40), (0, 17)),
+    # A value held across feeds, completed by the next event's data line or event line: joined once.
+    "held-value-then-data-line": (["\ndata: ", "v", "\n\ndata: "], Limits(max_line_chars=80), (1, 17)),
+    "held-value-then-event-line": (["\ndata: ", "1", "\n\nevent: "],
+                                   Limits(max_line_chars=1000, max_event_chars=100), (1, 18)),
+    "held-value-then-crlf-event-line": (["\ndata: ", "vv", "\r\n\r\nevent: "],
+                                        Limits(max_line_chars=19, max_event_chars=40), (1, 22)),
+    # One event and the next event's line in one feed under a tight ceiling: the event's line is joined.
+    "event-then-event-line-at-a-tight-ceiling": (["data: w1\n\nevent: "],
+                                                 Limits(max_line_chars=19, max_event_chars=40), (0, 25)),
+    # A data line ended by a lone CR in CRLF text, then its blank line: an empty value.
+    "crlf-data-line-ended-by-a-lone-cr": (["data: \r\n\r\ndata: \r\r\n\r\ndata: "],
+                                          Limits(max_line_chars=40, max_event_chars=100), (1, 27)),
+    # A feed of named events just under the event ceiling, read with the separator of any type.
+    "named-events-under-the-event-ceiling": (
+        ["data: \n\nevent: ta: a\n\n" + "event: d\ndata: a\n\n" * 4 + " \u65e5w1\n\nd"],
+        Limits(max_line_chars=1000, max_event_chars=100), (4, 107)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_MINIMAL))
+def test_minimal_cases_of_the_mutation_run_keep_their_events_and_their_path(name: str) -> None:
+    feeds, limits, (lines, work) = _MINIMAL[name]
+    stream = "".join(feeds).encode()
+    parser = SSEParser(limits)
+    out: list[object] = []
+    for i, text in enumerate(feeds):
+        out += feed_either(parser, i, text)
+    assert out == reference_parse(stream)
+    assert (parser.lines_interpreted, parser.work) == (lines, work)
+    assert assert_chunking_invariant(lambda chunks: _decoded(chunks, limits), stream) == out
+
+
+def _name_runs(feeds: list[tuple[list[str], str]]) -> tuple[list[tuple[bool, str]], list[object], bytes]:
+    """Feed a typed stream in the given pieces: each piece completes the events named in its list (the
+    first the event the previous piece ended inside) and ends inside an event of the name after it.
+    Returns the separator after each piece (of any type?, its type), the items, and the stream."""
+    parser, out, pieces, number = SSEParser(), [], [], 0
+    states: list[tuple[bool, str]] = []
+    for names, tail in feeds:
+        piece = ""
+        for i, name in enumerate(names):
+            piece += f"{number}\n\n" if pieces and i == 0 else f"event: {name}\ndata: {number}\n\n"
+            number += 1
+        pieces.append(piece + f"event: {tail}\ndata: ")
+        out += parser.feed(pieces[-1])
+        states.append((parser._any_type, parser._prefix_type))
+    return states, out, "".join(pieces).encode()
+
+
+def test_a_name_takes_its_own_separator_after_exactly_eight_events_in_a_row_counted_across_feeds() -> None:
+    # On the separator of any type (names that vary), a name that repeats takes its own separator once
+    # it has _NAME_RUN (8) events in a row. The count goes on across feeds when a feed's events all have
+    # the name; it starts again when a feed ends inside an event of another name (also on the way back
+    # from a name's separator to the one of any type) and when the run began inside the feed.
+    varying = (["a", "b", "c", "a", "b", "c"], "d")
+    states, out, stream = _name_runs([
+        varying, (["d"] * 5, "d"), (["d"], "e"), (["e"] * 7, "e"), (["e"], "e"),  # 5 + 1, then e: 7, 8
+        (["e"], "x"), (["x", "g", "x"], "x"), (["x"] * 4, "x"), (["x"], "x"),  # back to any type: 0, 3, 7, 8
+        (["x", "y", "y"], "y"), (["y"] * 7, "y"), (["y"], "y"),  # a run begun inside a feed: 7, 8
+    ])
+    assert states == [(True, ""), (True, ""), (True, ""), (True, ""), (False, "e"), (True, "e"), (True, "e"),
+                      (True, "e"), (False, "x"), (True, "x"), (True, "x"), (False, "y")]
+    assert out == reference_parse(stream)
