@@ -651,6 +651,27 @@ _MINIMAL = {
     # A data line ended by a lone CR in CRLF text, then its blank line: an empty value.
     "crlf-data-line-ended-by-a-lone-cr": (["data: \r\n\r\ndata: \r\r\n\r\ndata: "],
                                           Limits(max_line_chars=40, max_event_chars=100), (1, 27)),
+    # A typed event's data line ended by a lone CR at a feed's end, then CRLF text beginning with the
+    # blank line and the next event of that name: read from the blank line on in the steady state.
+    "lone-cr-then-crlf-blank-line-and-typed-prefix": (
+        ["event:d\ndata: ", "\r", "\r\nevent: d\r\ndata: \r\n\r\nevent: d\r\ndata: "],
+        Limits(max_line_chars=80, max_event_chars=100), (1, 53)),
+    # An event line cut at a feed's end, then its data line, the blank line and the next event line: the
+    # event is read in one piece when its line fits the line ceiling (exactly, or not: CRLF at 19, LF at
+    # 24 with an event ceiling of 16), else line by line.
+    "event-line-cut-then-its-event-at-the-line-ceiling": (["event: d", "\ndata: \u65e5w1w1v\n\nevent: "],
+                                                         Limits(max_line_chars=24, max_event_chars=16), (0, 51)),
+    "crlf-event-line-cut-then-its-event-past-the-line-ceiling": (
+        ["event: d", "\r\ndata: \u65e5w1v\r\n\r\nevent: "], Limits(max_line_chars=19), (3, 39)),
+    "empty-event-line-cut-then-its-event-past-the-line-ceiling": (
+        ["event: ", "\ndata: w1w1v\u65e5\n\nevent: "], Limits(max_line_chars=19), (1, 36)),
+    # A name's run counted again from nothing each time the separator of any type is taken.
+    "name-run-restarts-on-the-separator-of-any-type": (
+        ["event:d\ndata\n\n" + "data\n\n" * 6 + "event:d\ndata\r\n\r\nevent: d\r\ndata: ",
+         "\n\r\n\r\nevent: d\r\ndata: ", "\r\n\r\nevent: d\r\ndata: \n\r\n\r\nevent: "], Limits(), (21, 135)),
+    "name-run-restarts-from-zero": (
+        ["event:d\ndata\n\n" + "data\n\n" * 5 + "event:d\ndata\n\nevent: d\ndata: ", "\n\nevent:d\ndata",
+         ": \n\nevent: d\ndata: "], Limits(max_line_chars=1000, max_event_chars=100), (18, 112)),
     # A feed of named events just under the event ceiling, read with the separator of any type.
     "named-events-under-the-event-ceiling": (
         ["data: \n\nevent: ta: a\n\n" + "event: d\ndata: a\n\n" * 4 + " \u65e5w1\n\nd"],
@@ -702,3 +723,41 @@ def test_a_name_takes_its_own_separator_after_exactly_eight_events_in_a_row_coun
     assert states == [(True, ""), (True, ""), (True, ""), (True, ""), (False, "e"), (True, "e"), (True, "e"),
                       (True, "e"), (False, "x"), (True, "x"), (True, "x"), (False, "y")]
     assert out == reference_parse(stream)
+
+
+def test_a_line_of_another_field_held_between_two_data_lines_keeps_the_event_open_under_every_chunking() -> None:
+    # "data: c" has ended, then a line of another field or a comment ("dat", ":x") is cut by the feed's
+    # end: the next feed's LF ends that line and "data: v" is one more line of the same event, not the
+    # start of the next one (which a blank line would have needed).
+    for held in ("dat", ":x"):
+        feeds = [f"data: a\n\ndata: b\n\ndata: c\n{held}", "\ndata: v\n\ndata: w\n\n"]
+        stream = "".join(feeds).encode()
+        expected = reference_parse(stream)
+        assert [e.data for e in expected if isinstance(e, SSEEvent)] == ["a", "b", "c\nv", "w"]
+        assert _feed_all(feeds)[1] == expected
+        assert assert_chunking_invariant(_items, stream) == expected
+
+
+def test_a_data_line_after_a_feed_that_ended_with_a_data_line_s_line_break_continues_the_event() -> None:
+    # The last feed ended right after a data line's line break (LF or CRLF); the next feed begins with
+    # another data line, not with the blank line: one event of two lines, in either framing.
+    for eol in ("\n", "\r\n"):
+        feeds = [f"data: x{eol}{eol}" * 10 + f"data: a{eol}", f"data: v{eol}{eol}data: w{eol}{eol}"]
+        stream = "".join(feeds).encode()
+        expected = reference_parse(stream)
+        assert [e.data for e in expected if isinstance(e, SSEEvent)][-2:] == ["a\nv", "w"]
+        assert _feed_all(feeds)[1] == expected
+        assert assert_chunking_invariant(_items, stream, random_count=20) == expected
+
+
+def test_a_crlf_typed_feed_beginning_with_the_blank_line_of_an_event_whose_lines_ended_is_read_without_a_line() -> None:
+    # The one-name CRLF separator; the last feed ended after a data line's CRLF. The next feed's blank
+    # line dispatches that event and the rest is read in the steady state: no line interpreted.
+    settle = "event: d\r\ndata: x\r\n\r\n" * 10
+    feeds = [settle + "event: d\r\ndata: a\r\n", "\r\nevent: d\r\ndata: v\r\n\r\nevent: d\r\ndata: w\r\n\r\n"]
+    parser, out = _feed_all(feeds[:1])
+    lines = parser.lines_interpreted
+    out += feed_either(parser, 1, feeds[1])
+    assert out == reference_parse("".join(feeds).encode())
+    assert [e[1] for e in out[-3:]] == ["a", "v", "w"]
+    assert parser.lines_interpreted == lines
