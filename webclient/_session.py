@@ -418,12 +418,15 @@ class StreamSession:
         route_acc.flush()
         route_acc.out = []
         complete = outcome is Outcome.COMPLETE
-        if not complete:
-            route_acc.show_texts()  # (the partial text encodes: see StreamResult)
+        # (an uncommitted result shows its texts encodable, see StreamResult; the accumulation keeps them as
+        # they came, for a resumed session)
+        restore = None if complete else route_acc.show_texts()
         sequencer = route_acc.sequencer
         resume = (sequencer.point if sequencer is not None and not route_acc.terminal_seen
                   and is_resumable(outcome, stage) else None)
         choices = route_acc.choice_results(complete)
+        if restore is not None:
+            restore()
         parser = self._parser
         name = self.contract.name
         status = self._status

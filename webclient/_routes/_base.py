@@ -841,10 +841,22 @@ class RouteAccumulator:
         if not self._clean_texts(clean_text):
             self._fail(Outcome.PAYLOAD_ERROR, UNPAIRED_SURROGATE)
 
-    def show_texts(self) -> None:
+    def show_texts(self) -> Callable[[], None]:
         """For a result that does not commit: every text buffer, joined, as :func:`shown_text` shows it
-        (pairs combined, anything left unpaired U+FFFD), so that the partial text encodes."""
+        (pairs combined, anything left unpaired U+FFFD), so that the partial text encodes. Returns what puts
+        the buffers (and the account) back as they came, to call once the result is built: a resumed
+        session continues this accumulation, and half a pair at a cut must meet its other half there."""
+        saved = [(buf, buf.parts[:], buf.size) for buf in self._text_buffers()]
+        retained = self._retained
         self._clean_texts(shown_text)
+
+        def restore() -> None:
+            for buf, parts, size in saved:
+                buf.parts[:] = parts
+                buf.size = size
+            self._retained = retained
+
+        return restore
 
     def _clean_texts(self, clean: Callable[[str], str | None]) -> bool:
         """Every text buffer becomes its joined text passed through ``clean`` (when that changes it);

@@ -593,6 +593,19 @@ class GeminiAccumulator(RouteAccumulator):
         # The assembled object is what the call's input is from here on.
         return self._close_call_object(call, arguments)
 
+    def show_texts(self) -> Callable[[], None]:
+        """The base's, which also puts the message parts' bounds back."""
+        bounds = [(run, run.start, run.end) for st in self._choices.values() if isinstance(st, _Candidate)
+                  for run in st.parts if isinstance(run, _Run)]
+        restore_texts = super().show_texts()
+
+        def restore() -> None:
+            restore_texts()
+            for run, start, end in bounds:
+                run.start, run.end = start, end
+
+        return restore
+
     def _clean_texts(self, clean: Callable[[str], str | None]) -> bool:
         """The base's, run per message part: the runs of a candidate's buffer split its text at the part
         boundaries the provider sent, so each run is cleaned on its own and the runs are re-measured (a
