@@ -26,7 +26,7 @@ import json
 from typing import Any
 
 from tests.route_fixtures import FIXTURES, RESPONSES, frame_jsonl, merge_deltas
-from webclient import StreamSession
+from webclient import StreamResult, StreamSession
 
 USAGE = (FIXTURES / "pydantic-ai" /
          "test_openai_responses__test_openai_responses_streaming_usage.interaction0.sse").read_bytes()
@@ -134,6 +134,21 @@ def run_chain(captures: list[list[bytes]], route: str = RESPONSES, *, statuses: 
             updates += [u.to_dict() for u in session.feed(chunk)]
         session.finish()
     return session, [u for u in updates if u["kind"] not in ("committed", "failed")]
+
+
+def cut_and_resumed(route: str, data: bytes, events: int) -> tuple[StreamResult, StreamResult]:
+    """``data`` (blank-line framed) cut after its first ``events`` events and finished, then resumed with the
+    rest (``StreamSession.resume`` refuses a session that is not resumable): the cut result and the resumed one."""
+    parts = data.split(b"\n\n")
+    first, rest = b"\n\n".join(parts[:events]) + b"\n\n", b"\n\n".join(parts[events:])
+    session = StreamSession(route)
+    session.open(200, "text/event-stream")
+    session.feed(first)
+    cut = session.finish()
+    resumed = StreamSession.resume(session)
+    resumed.open(200, "text/event-stream")
+    resumed.feed(rest)
+    return cut, resumed.finish()
 
 
 #: Telemetry fields that are the answer's (accumulated across resumed sessions), not the HTTP attempt's.

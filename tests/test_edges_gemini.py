@@ -259,24 +259,16 @@ def test_a_streamed_argument_path_past_the_retained_ceiling_takes_neither_the_pa
 def test_a_resumed_gemini_answer_keeps_its_message_parts_after_a_cut_result_showed_them() -> None:
     # The cut result combines the first pair (one character shorter) and shows the half pair at the cut as
     # U+FFFD; the resumed session's message parts still end where the provider's parts ended.
+    from tests.resume_streams import cut_and_resumed
     from tests.test_retained import gemini, gemini_stream
-    from webclient import Outcome, StreamSession
+    from webclient import Outcome
 
     high, low = "\ud83d", "\ude00"
     data = gemini_stream([gemini({"text": "a" + high}), gemini({"text": low + "b"}),
                           gemini({"text": "c" + high, "thoughtSignature": "s"}), gemini({"text": "d"})])
-    events = data.split(b"\n\n")
-    first, rest = b"\n\n".join(events[:3]) + b"\n\n", b"\n\n".join(events[3:])
-    session = StreamSession(ROUTE)
-    session.open(200, "text/event-stream")
-    session.feed(first)
-    cut = session.finish()
+    cut, result = cut_and_resumed(ROUTE, data, 3)
     parts = [part["text"] for part in cut.assistant_message["parts"]]  # type: ignore[index]
     assert (cut.outcome, cut.text, parts) == (Outcome.TRUNCATED, "a\U0001f600bc\ufffd", ["a\U0001f600b", "c\ufffd"])
-    resumed = StreamSession.resume(session)
-    resumed.open(200, "text/event-stream")
-    resumed.feed(rest)
-    result = resumed.finish()
     parts = [part["text"] for part in result.assistant_message["parts"]]  # type: ignore[index]
     assert (result.outcome, result.stage) == (Outcome.PAYLOAD_ERROR, "unpaired_surrogate")  # (a signed part's
     # half pair is unpaired in it, whatever follows: the check is per part)

@@ -18,6 +18,7 @@ from tests.resume_streams import (
     USAGE,
     answer_view,
     chain_view,
+    cut_and_resumed,
     cut_inside,
     events_of,
     from_event,
@@ -494,17 +495,7 @@ def test_a_stream_that_is_finishable_finishes_complete_with_the_uninterrupted_re
 def test_a_cut_between_the_halves_of_a_pair_shows_u_fffd_and_the_resumed_answer_still_has_the_character() -> None:
     # The cut result shows its text encodable (the half pair as U+FFFD); the accumulation itself keeps the
     # text as it came, so the resumed stream's other half completes the character and the answer commits.
-    data = numbered_stream(*range(7), text="a\ud83d\ude00")
-    events = data.split(b"\n\n")
-    first, rest = b"\n\n".join(events[:4]) + b"\n\n", b"\n\n".join(events[4:])
-    session = StreamSession(RESPONSES)
-    session.open(200, "text/event-stream")
-    session.feed(first)
-    cut = session.finish()
-    assert (cut.outcome, cut.text) == (Outcome.TRUNCATED, "a\ufffd") and session.resumable
-    resumed = StreamSession.resume(session)
-    resumed.open(200, "text/event-stream")
-    resumed.feed(rest)
-    result = resumed.finish()
+    cut, result = cut_and_resumed(RESPONSES, numbered_stream(*range(7), text="a\ud83d\ude00"), 4)
+    assert (cut.outcome, cut.text) == (Outcome.TRUNCATED, "a\ufffd")
     assert (result.outcome, result.text) == (Outcome.COMPLETE, "a\U0001f600")
 
