@@ -253,7 +253,10 @@ def comparable(route: str, chunks: list[bytes], on_session: Callable[[StreamSess
     for key in CHUNKING_DEPENDENT + (AFTER_FAILURE_DEPENDENT if ended_early else ()):
         telemetry.pop(key)
     data["telemetry"] = telemetry
-    return (data, merge_deltas([u.to_dict() for u in updates[:-1]]), final.kind, session.events_seen)
+    shown = [u.to_dict() for u in updates[:-1]]
+    for update in shown:  # every provisional update encodes on its own: no surrogate, not even half a pair
+        json.dumps(update, ensure_ascii=False).encode()
+    return (data, merge_deltas(shown), final.kind, session.events_seen)
 
 
 def merge_deltas(updates: list[dict[str, object]]) -> list[dict[str, object]]:

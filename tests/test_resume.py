@@ -499,3 +499,12 @@ def test_a_cut_between_the_halves_of_a_pair_shows_u_fffd_and_the_resumed_answer_
     assert (cut.outcome, cut.text) == (Outcome.TRUNCATED, "a\ufffd")
     assert (result.outcome, result.text) == (Outcome.COMPLETE, "a\U0001f600")
 
+
+def test_a_cut_between_the_halves_of_a_pair_shows_neither_half_in_a_delta_and_the_resumed_delta_the_character() -> None:
+    # The high half the cut stream's last delta held back waits in the accumulation the resumed session continues.
+    parts = numbered_stream(*range(7), text="a\ud83d\ude00").split(b"\n\n")
+    first, rest = b"\n\n".join(parts[:4]) + b"\n\n", b"\n\n".join(parts[4:])
+    session, updates = run_chain([[first], [rest]])
+    assert [u["text"] for u in updates if u["kind"] == "text_delta"] == ["a", "\U0001f600"]
+    assert session.result is not None and session.result.text == "a\U0001f600"
+

@@ -11,7 +11,10 @@ Updates (``StreamSession.feed`` / ``finish`` / ``abort`` return ``list[Update]``
 Exactly one final update ends every attempt. Provisional updates are never evidence that the
 answer is usable: only ``Committed`` is. Within one ``feed`` call consecutive deltas for the same
 channel/index (or the same tool call) are merged into one update, so the number of updates, but
-never their concatenated content, depends on how the transport chunked the bytes.
+never their concatenated content, depends on how the transport chunked the bytes. A delta's text never
+holds a surrogate, so each one encodes as UTF-8 on its own: a pair the provider split across two events
+reaches the caller whole in the later delta (a high half that ends a delta waits for the next delta of
+its channel or call), and a half that stays unpaired is shown as U+FFFD (the answer does not commit then).
 
 Every class is a frozen dataclass with ``to_dict()`` giving a JSON-able dict with a ``"kind"`` key.
 """
@@ -254,7 +257,7 @@ class StreamResult:
 @dataclass(frozen=True, slots=True)
 class TextDelta:
     """Provisional text. ``index`` is the choice (Chat), block (Anthropic), output item
-    (Responses) or candidate (Gemini) it belongs to."""
+    (Responses) or candidate (Gemini) it belongs to. ``text`` holds no surrogate (module docstring)."""
 
     kind: ClassVar[str] = "text_delta"
     provisional: ClassVar[bool] = True
@@ -268,7 +271,8 @@ class TextDelta:
 
 @dataclass(frozen=True, slots=True)
 class ToolInputDelta:
-    """A provisional, inert fragment of a tool call's raw input (display only)."""
+    """A provisional, inert fragment of a tool call's raw input (display only); it holds no surrogate
+    (module docstring)."""
 
     kind: ClassVar[str] = "tool_input_delta"
     provisional: ClassVar[bool] = True

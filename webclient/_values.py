@@ -101,6 +101,16 @@ def shown_text(text: str) -> str:
     return _SURROGATE.sub("\ufffd", _PAIR.sub(_pair, text))
 
 
+def held_back(text: str) -> tuple[str, str]:
+    """A provisional delta's text as it is shown, and the half it holds back: a high surrogate that
+    ends ``text`` is returned second (its pair's other half may start the buffer's next delta) and the
+    rest passes through :func:`shown_text`; so a pair split across two deltas reaches the caller as one
+    character and no shown delta holds a surrogate (each encodes as UTF-8 on its own)."""
+    if text and "\ud800" <= text[-1] <= "\udbff":
+        return shown_text(text[:-1]), text[-1]
+    return shown_text(text), ""
+
+
 def value_problem(value: object) -> str | None:
     """The stage that keeps a parsed value (tool arguments, a call's action object) from committing:
     :data:`NON_FINITE_NUMBER` for ``inf`` / ``nan`` anywhere in it, :data:`UNPAIRED_SURROGATE` for a

@@ -121,7 +121,15 @@ from .._updates import (
     new_input_delta,
     new_text_delta,
 )
-from .._values import UNPAIRED_SURROGATE, clean_text, combine_surrogates, parsed_value_encoder, shown_text
+from .._values import (
+    UNPAIRED_SURROGATE,
+    clean_text,
+    combine_surrogates,
+    has_surrogate,
+    held_back,
+    parsed_value_encoder,
+    shown_text,
+)
 
 _loads = loads
 #: The scanner ``json.loads`` runs (``scan_once(text, 0) -> (value, end)``), for the envelope step.
@@ -347,6 +355,7 @@ class RouteAccumulator:
         "_done_ends",
         "_event_seq",
         "_event_size",
+        "_halves",
         "_item_chars",
         "_keep_unknown",
         "_max_blocks",
@@ -430,6 +439,8 @@ class RouteAccumulator:
         # The buffer whose consecutive fragments are being merged into one delta update.
         self._run: TextBuffer | ToolCallBuffer | None = None
         self._run_start = 0
+        # Buffer -> the high surrogate its last delta held back (flush; empty but after a split pair).
+        self._halves: dict[Fragments, str] = {}
         #: Typed routes: whether the start event arrived.
         self._started = False
         #: Data-only routes: ``index`` -> the route's :attr:`choice_state` instance.
@@ -945,13 +956,23 @@ class RouteAccumulator:
     # -- updates ---------------------------------------------------------------------------
 
     def flush(self) -> None:
-        """Emit the pending merged delta, if any."""
+        """Emit the pending merged delta, if any, shown without a surrogate (:func:`held_back`; a high
+        half that ends it waits in ``_halves`` for its buffer's next delta)."""
         run = self._run
         if run is None:
             return
         self._run = None
         frags = run.parts[self._run_start :]
         text = frags[0] if len(frags) == 1 else "".join(frags)
+        held = self._halves
+        if held or has_surrogate(text):
+            # A delta never shows a surrogate: a pair split across events is joined (the high half waits
+            # for the buffer's next delta), and a half that stays unpaired is shown as U+FFFD.
+            text, half = held_back(held.pop(run, "") + text)
+            if half:
+                held[run] = half
+            if not text:
+                return
         if isinstance(run, TextBuffer):
             self.out.append(new_text_delta(run.channel, run.index, text))
         else:

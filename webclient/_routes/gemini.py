@@ -23,7 +23,8 @@ Wire facts (``route-contracts.md`` §4):
 * Streamed arguments (Vertex / Gemini 3, ``streamFunctionCallArguments``): a ``functionCall`` with
   ``name`` and ``willContinue: true`` opens a call; following ``functionCall`` parts carry
   ``partialArgs[{jsonPath, stringValue | numberValue | boolValue | nullValue, willContinue}]``;
-  ``stringValue`` fragments for the same ``jsonPath`` are concatenated, other values replace.
+  ``stringValue`` fragments for the same ``jsonPath`` are concatenated (a surrogate pair split
+  across two is one character), other values replace.
   The value fields are a union (at most one per element; ``nullValue`` is ``"NULL_VALUE"`` or
   ``null``): two of them, or a value of the wrong type, is ``envelope``, and an element field
   outside these six is ``unknown_type`` (the arguments would lack a value nobody read).
@@ -49,7 +50,7 @@ from typing import Any
 from .._limits import ENTRY_CHARS, MAX_JSON_DEPTH
 from .._toolcalls import ToolCallBuffer
 from .._updates import JSON, ToolCall
-from .._values import has_surrogate, parsed_value_encoder
+from .._values import combine_surrogates, has_surrogate, parsed_value_encoder
 from ._base import ChoiceState, RouteAccumulator, RouteContract, TextBuffer, stop_table
 
 #: ``finishReason`` by category: the ``FinishReason`` enum of the Gemini API
@@ -253,7 +254,8 @@ def parse_path(path: str) -> tuple[list[str | int] | None, int]:
 def assemble(paths: dict[str, list[str] | tuple[object]]) -> tuple[dict[str, Any] | None, int]:
     """Assemble streamed partial arguments into an object (``None`` if a path cannot be placed),
     with the work done: characters of the paths read (:func:`parse_path`), steps walked, characters
-    of string values joined. Each is at most a constant times the input, so assembling is linear
+    of string values joined (a surrogate pair split across two fragments joined into its character,
+    as in every text). Each is at most a constant times the input, so assembling is linear
     in the paths and values streamed: every step is one dict or list operation, an index is placed
     only at or below the list's length (never padded), and nothing is rescanned."""
     root: dict[str, Any] = {}
@@ -266,7 +268,7 @@ def assemble(paths: dict[str, list[str] | tuple[object]]) -> tuple[dict[str, Any
         if isinstance(held, list):
             joined = "".join(held)
             work += len(joined)
-            value: object = joined
+            value: object = combine_surrogates(joined)  # a pair split across fragments is one character
         else:
             value = held[0]
         work += len(steps)
