@@ -209,7 +209,7 @@ def test_signed_continuation_parts_cost_the_same_work_each_however_many_parts_ca
                 for _ in range(300 * k)]
         return sse(chunk(cand(fc("f", willContinue=True))), *body, chunk(cand(fc(), finish="STOP")))
 
-    assert_linear_growth(ROUTE, build)
+    assert assert_linear_growth(ROUTE, build) is not None
 
 
 def test_streamed_values_count_against_the_tool_input_ceiling() -> None:

@@ -203,7 +203,7 @@ def reproduce(test: str, n: int, case: Case, names: list[str]) -> str:
 def check_result(session: StreamSession, result: StreamResult) -> None:
     """Everything a finished attempt must satisfy, whatever its input."""
     data = result.to_dict()
-    json.dumps(data)
+    json.dumps(data, ensure_ascii=False).encode()  # every result encodes as UTF-8 (no surrogate, even unpaired)
     outcome, stage = data["outcome"], data["stage"]
     assert outcome in OUTCOMES and result.telemetry.stream_outcome == outcome
     calls = [call for choice in result.choices for call in choice.tool_calls] + list(result.tool_calls)
@@ -379,6 +379,7 @@ def grown(events: list[bytes], start: int, stop: int, copies: int) -> bytes:
 
 
 def test_work_per_added_event_stays_flat_as_mutated_streams_grow(no_safety_net: None) -> None:
+    checked = unmeasured = 0
     for n, rng in iterations("linear", BUDGET * 0.2):
         case = rng.choice(CASES)
         data, names = mutate(rng, case.data, POOL) if rng.random() < 0.7 else (case.data, [])
@@ -389,6 +390,13 @@ def test_work_per_added_event_stays_flat_as_mutated_streams_grow(no_safety_net: 
         stop = min(len(events) - 1, start + rng.randint(1, 4))
         options = draw_options(rng, case) if rng.random() < 0.3 else {}
         try:
-            assert_linear_growth(case.route, functools.partial(grown, events, start, stop), **options)
+            counts = assert_linear_growth(case.route, functools.partial(grown, events, start, stop), **options)
         except Exception as exc:
             raise AssertionError(reproduce("linear", n, case, names) + f" events {start}:{stop}: {exc!r}") from exc
+        if counts is None:  # no window of copies that ends alike (work_count.assert_linear_growth)
+            unmeasured += 1
+        else:
+            checked += 1
+    # (the draws without a window are those whose drawn ceiling trips after the copies, earlier the more copies
+    # there are: 7 in 86,378 in a 300-second run)
+    assert unmeasured <= max(2, checked // 100), (checked, unmeasured)

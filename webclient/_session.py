@@ -57,7 +57,17 @@ from ._routes import RouteAccumulator, RouteContract
 from ._routes import route as lookup_route
 from ._telemetry import sanitize_token
 from ._toolcalls import ToolRegistry
-from ._updates import Committed, Failed, StreamResult, Update, new_committed, new_result, new_telemetry
+from ._updates import (
+    Committed,
+    Failed,
+    StreamResult,
+    Update,
+    new_committed,
+    new_result,
+    new_telemetry,
+    shown_result,
+)
+from ._values import UNPAIRED_SURROGATE, has_surrogate, holds_surrogate
 
 
 class _State(enum.Enum):
@@ -88,6 +98,14 @@ _PAYLOAD_EXCEPTIONS = (TypeError, AttributeError, KeyError, IndexError, ValueErr
 _STAGE_RE = re.compile(r"[a-z_]{1,32}")
 #: The registry of a session without tools (it holds nothing that changes): shared.
 _NO_TOOLS = ToolRegistry()
+
+
+def _odd_stop(result: StreamResult) -> bool:
+    """Whether a stop reason of ``result`` holds a surrogate (a refused one is kept as it came)."""
+    reason = result.stop_reason
+    if reason is not None and has_surrogate(reason):
+        return True
+    return any(c.stop_reason is not None and has_surrogate(c.stop_reason) for c in result.choices)
 
 
 class StreamSession:
@@ -406,6 +424,16 @@ class StreamSession:
         outcome = Outcome.COMPLETE if failure is None else failure.outcome
         stage = None if failure is None else failure.stage
         result = self._build_result(outcome, stage)
+        odd = self._route.kept_escaped() or (failure is not None and _odd_stop(result))
+        if odd and holds_surrogate(result.to_dict()):
+            # Every result encodes (the route checked texts and tool inputs, and refused strings taken whole, itself):
+            # a lone surrogate in an object kept verbatim fails an answer that would commit, and in one that does
+            # not it is shown as U+FFFD, as in its texts.
+            if failure is None:
+                failure = Failure(Outcome.PAYLOAD_ERROR, UNPAIRED_SURROGATE)
+                outcome, stage = failure.outcome, failure.stage
+                result = self._build_result(outcome, stage)
+            result = shown_result(result)
         self.result = result
         self.done = True
         self._state = _State.ENDED

@@ -53,7 +53,7 @@ from ._errors import UsageError
 from ._json import loads_strict
 from ._schema import Validator, validator_for
 from ._updates import ToolCall
-from ._values import NON_FINITE_NUMBER, UNPAIRED_SURROGATE, clean_text, combine_surrogates, value_problem
+from ._values import NON_FINITE_NUMBER, UNPAIRED_SURROGATE, clean_text, combine_surrogates, shown_text, value_problem
 
 
 class ToolCallState(enum.Enum):
@@ -243,6 +243,10 @@ class ToolCallBuffer(Fragments):
         self.move(ToolCallState.VALID if stage is None else ToolCallState.INVALID)
 
     def snapshot(self, ready: bool) -> ToolCall:
-        """An immutable view (``ready`` is decided by the session)."""
+        """An immutable view (``ready`` is decided by the session). Its ``input`` encodes: a call that
+        was validated has its surrogate pairs combined already, and in one that was not (cut, refused)
+        pairs are combined and what is left unpaired is shown as U+FFFD (:func:`~webclient._values.shown_text`)."""
+        text = self.joined()
         return ToolCall(self.call, self.id, self.name, self.state.value, self.arguments,
-                        ready and self.state is ToolCallState.VALID, self.joined(), self.problems, self.kind)
+                        ready and self.state is ToolCallState.VALID, text if text.isascii() else shown_text(text),
+                        self.problems, self.kind)

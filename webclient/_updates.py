@@ -28,6 +28,7 @@ from typing import Any, ClassVar, TypeVar
 from ._outcome import Outcome
 from ._resume import ResumePoint
 from ._telemetry import Telemetry
+from ._values import shown_value
 
 _T = TypeVar("_T")
 
@@ -327,6 +328,22 @@ class Failed:
 
 
 Update = TextDelta | ToolInputDelta | ToolCallUpdate | Committed | Failed
+
+
+def shown_result(result: StreamResult) -> StreamResult:
+    """``result``, one that does not commit, with every stop reason and every object it kept verbatim
+    (items, citations, logprobs, usage, the assistant message) shown without a surrogate
+    (:func:`~webclient._values.shown_value`), as its texts and tool inputs already are: the session
+    builds it when the result would not encode otherwise (a lone surrogate escaped in a refused stop
+    reason, or in an object kept before the attempt failed)."""
+    choices = tuple(
+        replace(c, stop_reason=shown_value(c.stop_reason), items=shown_value(c.items),
+                citations=shown_value(c.citations), logprobs=shown_value(c.logprobs),
+                assistant_message=shown_value(c.assistant_message))
+        for c in result.choices)
+    return replace(result, stop_reason=shown_value(result.stop_reason), usage=shown_value(result.usage),
+                   choices=choices, items=shown_value(result.items), citations=shown_value(result.citations),
+                   logprobs=shown_value(result.logprobs), assistant_message=shown_value(result.assistant_message))
 
 
 #: Positional constructors (:func:`slot_builder`) of the objects every response builds.

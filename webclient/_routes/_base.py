@@ -127,8 +127,10 @@ from .._values import (
     combine_surrogates,
     has_surrogate,
     held_back,
+    may_hold_surrogate,
     parsed_value_encoder,
     shown_text,
+    surrogate_search,
 )
 
 _loads = loads
@@ -328,7 +330,10 @@ class RouteAccumulator:
     Values that must not commit (:mod:`webclient._values`): a tool input is checked at its close
     (``tool_*`` stages, ``non_finite_number``, ``unpaired_surrogate``); every text channel once, when
     the terminal condition commits (:meth:`_check_texts`): surrogate pairs split across deltas are
-    combined, an unpaired surrogate is ``payload_error`` ``unpaired_surrogate``.
+    combined, an unpaired surrogate is ``payload_error`` ``unpaired_surrogate``; a string taken whole
+    (a call's name or id, the response id, the model, a signature) holding a surrogate is refused as it
+    arrives (:meth:`_whole_string`); and an object kept verbatim from JSON that escapes a surrogate sets
+    :attr:`kept_escape`, on which the session checks the result that would commit as a whole.
     """
 
     contract: ClassVar[RouteContract]
@@ -353,8 +358,8 @@ class RouteAccumulator:
         "_cross_check",
         "_dispatch_key",
         "_done_ends",
+        "_event_data",
         "_event_seq",
-        "_event_size",
         "_halves",
         "_item_chars",
         "_keep_unknown",
@@ -374,10 +379,12 @@ class RouteAccumulator:
         "_run_start",
         "_signature_chars",
         "_started",
+        "_usage_data",
         "_usage_entries",
         "calls",
         "failure",
         "keepalives",
+        "kept_escape",
         "model",
         "out",
         "provider_error",
@@ -410,6 +417,12 @@ class RouteAccumulator:
         #: Events of the contract's ``keep_alive`` types (Anthropic ``ping``): signs of life that
         #: carry no content, so transports re-arm the idle deadline but not the first-event one.
         self.keepalives = 0
+        #: Whether an object this accumulation keeps verbatim (an item, a citation, merged usage ...) came
+        #: from JSON that escapes a surrogate: with :meth:`kept_escaped`, which also looks at the kept usage,
+        #: what decides whether the session checks a result that would commit as a whole for an unpaired one
+        #: (``StreamSession._end``). Texts and tool inputs are checked by the route itself, and strings taken
+        #: whole (names, ids, signatures) as they arrive.
+        self.kept_escape = False
         self._registry = registry
         self._accepted = accepted
         self._keep_unknown = keep_unknown
@@ -428,9 +441,11 @@ class RouteAccumulator:
         self._replaced: dict[object, int] = {}
         # Merged usage (_charge_merged_usage): each key kept -> what its entry is charged now.
         self._usage_entries: dict[str, int] = {}
+        # The data of the event the kept usage object came from (replacing usage: Chat, Responses, Gemini).
+        self._usage_data = ""
         # Retained-object accounting: the current event's data length and sequence number, the
         # last event already charged, and the running totals (see _retain / _sign / _cite).
-        self._event_size = 0
+        self._event_data = ""
         self._event_seq = 0
         self._charged_seq = -1
         self._item_chars = 0
@@ -480,7 +495,7 @@ class RouteAccumulator:
         if self.terminal_seen:
             self._protocol("after_terminal")
             return
-        self._event_size = len(data)
+        self._event_data = data
         self._event_seq += 1
         if name == "error":
             self._error_event(data)
@@ -644,12 +659,13 @@ class RouteAccumulator:
 
     def _identity(self, response_id: object, model: object) -> None:
         """Remember the provider's response id and model: the first non-empty strings sent (charged
-        by their length)."""
+        by their length). One holding a surrogate is ``payload_error`` ``unpaired_surrogate``."""
         if self.response_id is None and response_id and response_id.__class__ is str:
-            if not self._hold(len(response_id)):
+            if not (response_id.isascii() or self._whole_string(response_id)) or not self._hold(len(response_id)):
                 return
             self.response_id = response_id
-        if self.model is None and model and model.__class__ is str and self._hold(len(model)):
+        if (self.model is None and model and model.__class__ is str and (model.isascii() or self._whole_string(model))
+                and self._hold(len(model))):
             self.model = model
 
     # -- failures ------------------------------------------------------------------------------
@@ -801,15 +817,21 @@ class RouteAccumulator:
         event's length, or above MEASURE_ABOVE_CHARS the object's own, measured once), or with
         ``merge`` updated into it (:meth:`_charge_merged_usage`). Ceilings: ``items`` for the object
         kept, ``retained`` for the account. Returns False on failure (nothing is charged then)."""
+        data = self._event_data
         if merge:
+            if "\\" in data and may_hold_surrogate(data):  # (its memchr inline: much data holds no backslash)
+                self.kept_escape = True
             return self._charge_merged_usage(usage)
-        size = self._event_size
+        size = len(data)
         if size > MEASURE_ABOVE_CHARS:
             size = len(_dumps_text(usage))
         if size > self._max_items:
             self._fail(Outcome.BUFFER_LIMIT, "items")
             return False
-        return self._hold_as("usage", size)
+        if not self._hold_as("usage", size):
+            return False
+        self._usage_data = data  # (read by kept_escaped only if this usage is still the one kept at the end)
+        return True
 
     def _charge_merged_usage(self, usage: dict[str, Any]) -> bool:
         """``usage`` is about to be merged into the kept one (``dict.update``: Anthropic's counts are
@@ -829,6 +851,25 @@ class RouteAccumulator:
         if not self._hold_as("usage", size):
             return False
         entries.update(charged)
+        return True
+
+    def kept_escaped(self) -> bool:
+        """Whether an object this accumulation keeps verbatim may hold an unpaired surrogate: :attr:`kept_escape`,
+        or the event the kept usage object came from escapes a surrogate. A usage object that replaces the last
+        one (most events of some routes carry one) is looked at once, here, not as each one arrives."""
+        if self.kept_escape:
+            return True
+        data = self._usage_data
+        return "\\" in data and may_hold_surrogate(data)
+
+    def _whole_string(self, value: str) -> bool:
+        """A string taken whole from one event (a call's name or id, the response id, the model, a
+        signature): one holding a surrogate cannot be a faithful value (JSON combines an escaped pair within
+        a string, so the surrogate is unpaired), and the attempt ends ``payload_error`` ``unpaired_surrogate``
+        before it is kept or announced. False then. (O(1) for ASCII: ``str.isascii`` reads a flag.)"""
+        if has_surrogate(value):
+            self._fail(Outcome.PAYLOAD_ERROR, UNPAIRED_SURROGATE)
+            return False
         return True
 
     def retained_chars(self) -> int:
@@ -898,7 +939,8 @@ class RouteAccumulator:
         if self._charged_seq == seq:
             return True
         self._charged_seq = seq
-        size = self._event_size
+        data = self._event_data
+        size = len(data)
         total = self._item_chars + size
         if total > self._max_items:
             self._fail(Outcome.BUFFER_LIMIT, "items")
@@ -906,14 +948,18 @@ class RouteAccumulator:
         if not self._hold(size):
             return False
         self._item_chars = total
+        if "\\" in data and may_hold_surrogate(data):  # (its memchr inline: much data holds no backslash)
+            self.kept_escape = True
         return True
 
     def _sign(self, old: str, new: object) -> bool:
         """A signature ``new`` replaces ``old`` (``""`` when there was none): it must be a string
-        (else ``envelope``) and the total stays under the signature ceiling (stage
-        ``signatures``). Returns False on failure."""
+        (else ``envelope``) without a surrogate (:meth:`_whole_string`), and the total stays under the
+        signature ceiling (stage ``signatures``). Returns False on failure."""
         if new.__class__ is not str:
             self._protocol("envelope")
+            return False
+        if not self._whole_string(new):
             return False
         change = len(new) - len(old)
         total = self._signature_chars + change
@@ -965,7 +1011,7 @@ class RouteAccumulator:
         frags = run.parts[self._run_start :]
         text = frags[0] if len(frags) == 1 else "".join(frags)
         held = self._halves
-        if held or has_surrogate(text):
+        if held or (not text.isascii() and surrogate_search(text) is not None):
             # A delta never shows a surrogate: a pair split across events is joined (the high half waits
             # for the buffer's next delta), and a half that stays unpaired is shown as U+FFFD.
             text, half = held_back(held.pop(run, "") + text)
@@ -1025,11 +1071,14 @@ class RouteAccumulator:
     # -- tool calls ------------------------------------------------------------------------
 
     def _new_call(self, call_id: str | None, name: str | None, kind: str = "function") -> ToolCallBuffer | None:
-        """Open a client tool call (ceiling ``tool_calls``; one entry plus its id and name against
-        ``retained``) and announce it as streaming."""
+        """Open a client tool call (ceiling ``tool_calls``; an id or name holding a surrogate is refused,
+        :meth:`_whole_string`; one entry plus its id and name against ``retained``) and announce it as
+        streaming."""
         calls = self.calls
         if len(calls) >= self._max_calls:
             self._fail(Outcome.BUFFER_LIMIT, "tool_calls")
+            return None
+        if (call_id and not self._whole_string(call_id)) or (name and not self._whole_string(name)):
             return None
         if not self._hold(ENTRY_CHARS + len(call_id or "") + len(name or "")):
             return None
@@ -1038,11 +1087,12 @@ class RouteAccumulator:
         self._emit(new_call_update(call.call, call_id, name, _STREAMING, None, False))
         return call
 
-    def _rename(self, call: ToolCallBuffer, chars: int) -> bool:
-        """``call``'s name or id is about to be set or replaced, holding ``chars`` characters more (or,
-        negative, fewer): charged (ceiling ``retained``), and its pending input delta announced under
-        the old one first. False on failure (nothing changes then)."""
-        if not self._hold(chars):
+    def _rename(self, call: ToolCallBuffer, value: str, chars: int) -> bool:
+        """``call``'s name or id is about to become ``value``, holding ``chars`` characters more (or,
+        negative, fewer): refused if it holds a surrogate (:meth:`_whole_string`), charged (ceiling
+        ``retained``), and its pending input delta announced under the old one first. False on failure
+        (nothing changes then)."""
+        if not self._whole_string(value) or not self._hold(chars):
             return False
         if self._run is call:
             self.flush()

@@ -255,7 +255,7 @@ class OpenAIChatAccumulator(RouteAccumulator):
             if index is not None:
                 call = st.by_index.get(index)
                 if call is not None and call.id is None:
-                    if not self._rename(call, ENTRY_CHARS + len(call_id)):  # (and its by_id entry)
+                    if not self._rename(call, call_id, ENTRY_CHARS + len(call_id)):  # (and its by_id entry)
                         return None
                     call.id = call_id
                     st.by_id[call_id] = call
@@ -320,7 +320,7 @@ class OpenAIChatAccumulator(RouteAccumulator):
             if call.name is not None:
                 self._protocol("item_mismatch")
                 return
-            if not self._rename(call, len(name)):
+            if not self._rename(call, name, len(name)):
                 return
             call.name = name
         if arguments:

@@ -615,7 +615,7 @@ class OpenAIResponsesAccumulator(RouteAccumulator):
             if call.name or not call.open:
                 self._protocol("item_mismatch")
                 return False
-            if not self._rename(call, len(name) - len(call.name or "")):
+            if not self._rename(call, name, len(name) - len(call.name or "")):
                 return False
             call.name = name
         call_id = it.get("call_id")
@@ -626,7 +626,7 @@ class OpenAIResponsesAccumulator(RouteAccumulator):
             if item.added.get("call_id"):
                 self._protocol("item_mismatch")
                 return False
-            if not self._rename(call, len(call_id) - len(call.id or "")):
+            if not self._rename(call, call_id, len(call_id) - len(call.id or "")):
                 return False
             call.id = call_id
         return True

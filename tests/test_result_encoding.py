@@ -1,0 +1,181 @@
+"""Every result and every update encodes as UTF-8, whatever surrogate escapes the provider sent.
+
+Texts and tool inputs are checked by the routes when the answer would commit (``test_delta_surrogates.py``
+for their deltas). The rest of what a result holds came from JSON as well, and a lone ``\\ud800`` escape in
+it would make ``json.dumps(result.to_dict(), ensure_ascii=False).encode()`` (a UTF-8 JSON response, httpx's
+``json=`` body of the next turn) raise:
+
+* strings taken whole from one event (a tool call's name or id, the response id, the model, a signature)
+  are refused as they arrive: ``payload_error`` ``unpaired_surrogate``, before any update announces them;
+* an object kept verbatim (a citation, logprobs, usage, a part or item the route does not accumulate)
+  fails an answer that would commit the same way, and one that does not commit shows it with U+FFFD, as
+  it shows its texts; an escaped pair in one string is one character and commits.
+
+Every test runs under every chunking (``route_fixtures.check``, which also encodes every update).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from tests.route_fixtures import check, sse
+from tests.test_edges_anthropic_messages import START, THINKING, TOOL, delta, message, start, stop, text
+from tests.test_route_openai_responses import call_item, ev, message_item, stream
+from webclient import StreamResult
+
+CHAT, RESPONSES, ANTHROPIC, GEMINI = "openai-chat", "openai-responses", "anthropic-messages", "gemini"
+DONE = "[DONE]"
+LONE = "\ud800"
+EMOJI = "\U0001f600"
+
+pytestmark = pytest.mark.usefixtures("no_safety_net")
+
+
+def encoded(result: StreamResult) -> str:
+    """The result as a UTF-8 JSON body would hold it (raises on a surrogate)."""
+    return json.dumps(result.to_dict(), ensure_ascii=False).encode().decode()
+
+
+def chat_chunk(*choices: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    return {"id": "chatcmpl-1", "object": "chat.completion.chunk", "model": "m-1", "choices": list(choices), **extra}
+
+
+def ch(index: int = 0, finish: str | None = None, **delta: Any) -> dict[str, Any]:
+    return {"index": index, "delta": delta, "finish_reason": finish}
+
+
+def chat(*chunks: dict[str, Any], finish: str = "stop") -> bytes:
+    return sse(*chunks, chat_chunk(ch(finish=finish)), DONE)
+
+
+def fragment(**fields: Any) -> dict[str, Any]:
+    return chat_chunk(ch(tool_calls=[{"index": 0, **fields}]))
+
+
+def gemini(*parts: dict[str, Any], finish: str = "STOP", **extra: Any) -> bytes:
+    candidate = {"content": {"role": "model", "parts": list(parts)}, "index": 0, "finishReason": finish}
+    return sse({"candidates": [candidate], "modelVersion": "gemini-x", "responseId": "r-1", **extra})
+
+
+def anthropic_start(**fields: Any) -> dict[str, Any]:
+    head: dict[str, Any] = json.loads(json.dumps(START))
+    head["message"].update(fields)
+    return head
+
+
+def responses_call(field: str, value: str, *, late: bool = False) -> bytes:
+    """A function-call item whose ``field`` is ``value`` in its added and its closing item (``late``: empty in
+    the added one)."""
+    events = call_item(0, '{"q":1}')
+    events[0][1]["item"][field] = "" if late else value
+    events[-1][1]["item"][field] = value
+    return stream(*events)
+
+
+# -- strings taken whole ----------------------------------------------------------------------------------------
+
+WHOLE_STRINGS = {
+    "chat-call-id": (CHAT, chat(fragment(id=f"call_{LONE}", type="function",
+                                         function={"name": "f", "arguments": "{}"}), finish="tool_calls")),
+    "chat-call-name": (CHAT, chat(fragment(id="call_1", type="function",
+                                           function={"name": f"f{LONE}", "arguments": "{}"}), finish="tool_calls")),
+    "chat-late-call-id": (CHAT, chat(fragment(type="function", function={"name": "f", "arguments": "{"}),
+                                     fragment(id=f"call_{LONE}", function={"arguments": "}"}), finish="tool_calls")),
+    "chat-late-call-name": (CHAT, chat(fragment(id="call_1", type="function", function={"arguments": "{"}),
+                                       fragment(function={"name": f"f{LONE}", "arguments": "}"}), finish="tool_calls")),
+    "chat-response-id": (CHAT, chat(chat_chunk(ch(content="a"), id=f"chatcmpl-{LONE}"))),
+    "chat-model": (CHAT, chat(chat_chunk(ch(content="a"), model=f"m{LONE}"))),
+    "responses-call-id": (RESPONSES, responses_call("call_id", f"call_{LONE}")),
+    "responses-call-name": (RESPONSES, responses_call("name", f"weather{LONE}")),
+    "responses-late-call-id": (RESPONSES, responses_call("call_id", f"call_{LONE}", late=True)),
+    "responses-late-call-name": (RESPONSES, responses_call("name", f"weather{LONE}", late=True)),
+    "anthropic-tool-id": (ANTHROPIC, message(start(0, {**TOOL, "id": f"toolu_{LONE}"}), stop(0), reason="tool_use")),
+    "anthropic-tool-name": (ANTHROPIC, message(start(0, {**TOOL, "name": f"get_weather{LONE}"}), stop(0),
+                                               reason="tool_use")),
+    "anthropic-message-id": (ANTHROPIC, message(*text(0, "a"), head=anthropic_start(id=f"msg_{LONE}"))),
+    "anthropic-model": (ANTHROPIC, message(*text(0, "a"), head=anthropic_start(model=f"claude{LONE}"))),
+    "anthropic-signature": (ANTHROPIC, message(start(0, THINKING), delta(0, type="thinking_delta", thinking="t"),
+                                               delta(0, type="signature_delta", signature=f"sig{LONE}"), stop(0),
+                                               *text(1, "a"))),
+    "gemini-call-name": (GEMINI, gemini({"functionCall": {"name": f"f{LONE}", "args": {}}})),
+    "gemini-thought-signature": (GEMINI, gemini({"text": "a", "thoughtSignature": f"s{LONE}"})),
+    "gemini-model": (GEMINI, gemini({"text": "a"}, modelVersion=f"g{LONE}")),
+}
+
+
+@pytest.mark.parametrize(("route", "data"), WHOLE_STRINGS.values(), ids=WHOLE_STRINGS.keys())
+def test_a_string_taken_whole_that_holds_a_surrogate_is_refused_before_anything_announces_it(
+        route: str, data: bytes) -> None:
+    result, _ = check(route, data)  # (every update encodes: no update announced the string)
+    assert (result.outcome.value, result.stage) == ("payload_error", "unpaired_surrogate")
+    assert not any(c.ready for c in result.tool_calls)
+    encoded(result)  # (an item that held the string, kept verbatim, shows it with U+FFFD)
+    clean = check(route, data.replace(b"\\ud800", b"x"))[0]
+    assert (clean.outcome.value, clean.stage) == ("complete", None)
+
+
+# -- objects kept verbatim --------------------------------------------------------------------------------------
+
+def kept(value: str) -> dict[str, tuple[str, bytes]]:
+    """Streams that keep ``value`` inside an object kept verbatim, one per route and kind of object."""
+    citation = {"type": "char_location", "cited_text": "c", "document_index": 0, "document_title": value,
+                "start_char_index": 0, "end_char_index": 1}
+    annotation = {"type": "url_citation", "url": "https://example.com/", "title": value, "start_index": 0,
+                  "end_index": 1}
+    return {
+        "anthropic-citation": (ANTHROPIC, message(
+            start(0, {"type": "text", "text": ""}), delta(0, type="text_delta", text="a"),
+            delta(0, type="citations_delta", citation=citation), stop(0))),
+        "anthropic-usage": (ANTHROPIC, message(*text(0, "a"), head=anthropic_start(
+            usage={"input_tokens": 3, "service_tier": value}))),
+        "chat-logprobs": (CHAT, chat(chat_chunk({**ch(content="a"), "logprobs": {
+            "content": [{"token": value, "logprob": -0.1, "bytes": None, "top_logprobs": []}]}}))),
+        "chat-usage": (CHAT, chat(chat_chunk(ch(content="a")), chat_chunk(usage={"total_tokens": 3, "tier": value}))),
+        "responses-annotation": (RESPONSES, stream(*message_item(0, "a")[:3], ev(
+            "response.output_text.annotation.added", item_id="msg_0", output_index=0, content_index=0,
+            annotation_index=0, annotation=annotation), *message_item(0, "a")[3:])),
+        "gemini-code-part": (GEMINI, gemini({"text": "a"}, {"executableCode": {"language": "PYTHON", "code": value}})),
+    }
+
+
+@pytest.mark.parametrize("name", kept(LONE).keys())
+def test_an_object_kept_verbatim_with_a_lone_surrogate_fails_the_answer_and_the_result_shows_u_fffd(name: str) -> None:
+    route, data = kept(LONE)[name]
+    result, _ = check(route, data)
+    assert (result.outcome.value, result.stage) == ("payload_error", "unpaired_surrogate")
+    assert "\ufffd" in encoded(result) and not result.committed
+
+
+@pytest.mark.parametrize("name", kept(EMOJI).keys())
+def test_an_object_kept_verbatim_with_an_escaped_pair_commits_the_character(name: str) -> None:
+    route, data = kept(EMOJI)[name]
+    assert b"\\ud83d\\ude00" in data  # (sse() escapes: the pair arrives as two escapes in one string)
+    result, _ = check(route, data)
+    assert (result.outcome.value, result.stage) == ("complete", None)
+    assert EMOJI in encoded(result)
+
+
+def test_a_cut_answer_that_kept_an_object_with_a_lone_surrogate_shows_it_with_u_fffd() -> None:
+    route, data = kept(LONE)["anthropic-citation"]
+    cut = data[: data.index(b"event: content_block_stop")]
+    result, _ = check(route, cut)
+    assert (result.outcome.value, result.text) == ("truncated", "a")
+    message_blocks = result.assistant_message["content"]
+    assert message_blocks[0]["citations"][0]["document_title"] == "\ufffd"
+
+
+def test_a_refused_stop_reason_with_a_lone_surrogate_is_shown_with_u_fffd() -> None:
+    result, _ = check(CHAT, chat(chat_chunk(ch(content="a")), finish=f"odd{LONE}"))
+    assert (result.outcome.value, result.stop_reason, result.choices[0].stop_reason) == (
+        "protocol_error", "odd\ufffd", "odd\ufffd")
+    assert encoded(result)
+
+
+def test_a_cut_tool_call_shows_its_input_with_u_fffd_where_half_a_pair_was_cut() -> None:
+    data = sse(fragment(id="call_1", type="function", function={"name": "f", "arguments": '{"q":"\ud83d'}))
+    result, _ = check(CHAT, data)
+    assert result.outcome.value == "truncated"
+    assert [c.input_text for c in result.tool_calls] == ['{"q":"\ufffd']
