@@ -407,7 +407,7 @@ def test_an_item_id_already_used_by_another_index_is_duplicate_block() -> None:
 
 def test_created_keeps_the_identity_and_an_empty_stream_after_it_is_complete() -> None:
     created = ev("response.created", response={"id": "resp_9", "model": "gpt-x"})
-    result, _ = check(ROUTE, sse(created, completed()))
+    result, _ = check(ROUTE, sse(created, completed(id="resp_9")))
     assert (result.outcome.value, result.response_id, result.model) == ("complete", "resp_9", "gpt-x")
 
 
@@ -877,3 +877,14 @@ def test_a_whole_item_call_past_the_tool_input_ceiling_is_buffer_limit_and_never
     assert result.assistant_message == [{**item, "status": "in_progress"}]
     result, _ = check(ROUTE, stream(*events), limits=Limits(max_tool_input_chars=size))
     assert [(c.state, c.ready) for c in result.tool_calls] == [("valid", True)]
+
+
+def test_a_completed_response_with_another_id_than_the_created_one_is_item_mismatch() -> None:
+    # Two responses spliced into one stream: the terminal event is not the created response's. (Both carry an id
+    # in every recording, and the same one; a terminal event without an id is not compared.)
+    assert outcome_of(ROUTE, stream(*message_item(0, "a"), terminal=completed(id="resp_other"))) == (
+        "protocol_error", "item_mismatch")
+    assert outcome_of(ROUTE, stream(*message_item(0, "a"), terminal=completed(id="resp_1"))) == ("complete", None)
+    response = {"status": "completed"}
+    assert outcome_of(ROUTE, stream(*message_item(0, "a"), terminal=ev("response.completed", response=response))) == (
+        "complete", None)

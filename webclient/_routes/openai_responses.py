@@ -392,7 +392,13 @@ class OpenAIResponsesAccumulator(RouteAccumulator):
 
     def _final_output(self, response: dict[str, Any]) -> None:
         """The completed response's ``output`` is the answer the SDK returns: when it lists items (a server
-        may leave it out or empty), it must agree with the streamed ones (:meth:`_output_problem`)."""
+        may leave it out or empty), it must agree with the streamed ones (:meth:`_output_problem`). And it is
+        the response the stream created: an id other than ``response.created``'s is ``item_mismatch`` (two
+        responses spliced into one stream)."""
+        response_id = response.get("id")
+        if response_id is not None and self.response_id is not None and response_id != self.response_id:
+            self._protocol("item_mismatch")
+            return
         output = response.get("output")
         if output:  # (after _terminal's _check_texts: the pending delta is announced, text pairs combined)
             stage = self._output_problem(output)
