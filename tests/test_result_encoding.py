@@ -11,7 +11,8 @@ it would make ``json.dumps(result.to_dict(), ensure_ascii=False).encode()`` (a U
   fails an answer that would commit the same way, and one that does not commit shows it with U+FFFD, as
   it shows its texts; an escaped pair in one string is one character and commits.
 
-Every test runs under every chunking (``route_fixtures.check``, which also encodes every update).
+Every test but the deep one runs under every chunking (``route_fixtures.check``, which also encodes every
+update).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from tests.route_fixtures import check, sse
+from tests.route_fixtures import check, replay, sse
 from tests.test_edges_anthropic_messages import START, THINKING, TOOL, delta, message, start, stop, text
 from tests.test_route_openai_responses import call_item, ev, message_item, stream
 from webclient import StreamResult
@@ -179,3 +180,15 @@ def test_a_cut_tool_call_shows_its_input_with_u_fffd_where_half_a_pair_was_cut()
     result, _ = check(CHAT, data)
     assert result.outcome.value == "truncated"
     assert [c.input_text for c in result.tool_calls] == ['{"q":"\ufffd']
+
+
+def test_a_kept_object_nested_as_deep_as_the_envelope_allows_is_checked_and_shown_without_recursion() -> None:
+    # An unknown block kept verbatim (keep_unknown_items), its lone surrogate 505 levels down (the envelope's JSON
+    # may nest 512): the check and the shown copy go through json in C, so nothing recurses in Python.
+    deep: dict[str, Any] = {"s": LONE}
+    for _ in range(505):
+        deep = {"a": deep}
+    data = message(start(0, {"type": "future_block", "x": deep}), stop(0), *text(1, "a"))
+    result = replay(ANTHROPIC, [data], keep_unknown_items=True).result  # (one chunking: the parses are the cost)
+    assert result is not None and (result.outcome.value, result.stage) == ("payload_error", "unpaired_surrogate")
+    assert '"s": "\ufffd"' in encoded(result)

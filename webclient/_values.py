@@ -143,17 +143,14 @@ def holds_surrogate(value: object) -> bool:
 
 def shown_value(value: Any) -> Any:
     """A copy of the JSON-able ``value`` (an object kept verbatim) with every string and key in it as
-    :func:`shown_text` shows it, so that none holds a surrogate. (Two keys that differ only in their
-    unpaired surrogates become one, the later value kept: this is a display of what did not commit.)"""
-    if isinstance(value, str):
-        return shown_text(value)
-    if isinstance(value, dict):
-        return {(shown_text(k) if isinstance(k, str) else k): shown_value(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [shown_value(v) for v in value]
-    if isinstance(value, tuple):
-        return tuple(shown_value(v) for v in value)
-    return value
+    :func:`shown_text` shows it, so that none holds a surrogate. Serialized, shown and parsed again (in C, so
+    an object nested as deep as the envelope's JSON may be takes no Python recursion); a tuple stays a tuple.
+    (Two keys that differ only in their unpaired surrogates become one, the later value kept: this is a
+    display of what did not commit.)"""
+    if value is None or value.__class__ is bool or value.__class__ is int or value.__class__ is float:
+        return value
+    shown = json.loads(shown_text(json.dumps(value, ensure_ascii=False)))
+    return tuple(shown) if isinstance(value, tuple) else shown
 
 
 def value_problem(value: object) -> str | None:
