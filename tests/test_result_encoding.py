@@ -25,7 +25,7 @@ import pytest
 from tests.route_fixtures import check, replay, sse
 from tests.test_edges_anthropic_messages import START, THINKING, TOOL, delta, message, start, stop, text
 from tests.test_route_openai_responses import call_item, ev, message_item, stream
-from webclient import StreamResult
+from webclient import StreamResult, StreamSession, UsageError
 
 CHAT, RESPONSES, ANTHROPIC, GEMINI = "openai-chat", "openai-responses", "anthropic-messages", "gemini"
 DONE = "[DONE]"
@@ -192,3 +192,25 @@ def test_a_kept_object_nested_as_deep_as_the_envelope_allows_is_checked_and_show
     result = replay(ANTHROPIC, [data], keep_unknown_items=True).result  # (one chunking: the parses are the cost)
     assert result is not None and (result.outcome.value, result.stage) == ("payload_error", "unpaired_surrogate")
     assert '"s": "\ufffd"' in encoded(result)
+
+
+def test_a_refused_stop_reason_of_a_choice_that_did_not_decide_is_shown_with_u_fffd() -> None:
+    # Choice 0's "length" decides (the first reason in index order that does not commit); choice 1's reason,
+    # refused too and kept as it came, holds the surrogate only there.
+    data = sse(chat_chunk(ch(content="a"), ch(index=1, content="b")),
+               chat_chunk(ch(finish="length"), ch(index=1, finish=f"odd{LONE}")), DONE)
+    result, _ = check(CHAT, data)
+    assert (result.outcome.value, result.stop_reason) == ("truncated", "length")
+    assert [c.stop_reason for c in result.choices] == ["length", "odd\ufffd"]
+
+
+def test_a_refused_prompt_block_reason_with_a_lone_surrogate_is_shown_with_u_fffd() -> None:
+    # A blocked prompt: no candidate, so the reason is the result's alone.
+    result, _ = check(GEMINI, sse({"promptFeedback": {"blockReason": f"ODD{LONE}"}}))
+    assert (result.choices, result.stop_reason) == ((), "ODD\ufffd")
+    assert not result.committed and encoded(result)
+
+
+def test_accepted_stop_reasons_with_a_surrogate_are_a_usage_error() -> None:
+    with pytest.raises(UsageError, match="surrogate"):
+        StreamSession(CHAT, accepted_stop_reasons=[f"odd{LONE}"])

@@ -33,8 +33,11 @@ from webclient._values import (
     clean_text,
     combine_surrogates,
     has_surrogate,
+    held_back,
+    may_hold_surrogate,
     parsed_value_encoder,
     shown_text,
+    shown_value,
     value_problem,
 )
 
@@ -80,6 +83,44 @@ def test_shown_text_combines_pairs_and_shows_what_is_left_unpaired_as_u_fffd(tex
 
 ENCODED = [{"b": 1, "a": "\u65e5\u672c" + GRIN, "n": [1.5, None, True, -0.0, 10**20], "lone": "x" + HIGH},
            [], "s", {"k" + LOW: {"z": [], "y": {}}}, float("inf"), {"x": [float("nan")]}]
+
+
+@pytest.mark.parametrize(("text", "shown", "held"), [
+    ("", "", ""),
+    ("plain", "plain", ""),
+    ("a" + HIGH, "a", HIGH),
+    ("a\ud800", "a", "\ud800"),  # the first high half
+    ("a\udbff", "a", "\udbff"),  # the last high half
+    ("a\udc00", "a\ufffd", ""),  # the first low half: never held
+    ("a\ud7ff", "a\ud7ff", ""),  # the last character before the surrogates
+    (HIGH + LOW + HIGH, GRIN, HIGH),
+    (LOW + "a" + HIGH, "\ufffda", HIGH),
+])
+def test_held_back_holds_a_high_half_that_ends_the_text_and_shows_the_rest(text: str, shown: str, held: str) -> None:
+    assert held_back(text) == (shown, held)
+
+
+@pytest.mark.parametrize(("data", "answer"), [
+    ('{"t": "plain"}', False),
+    ('{"t": "a\\nb \\"q\\""}', False),  # backslashes, no \u escape
+    ('{"t": "\\u00e9\\u65e5"}', False),  # escapes below the surrogates
+    ('{"t": "\\ud7ff\\ue000"}', False),  # the characters either side of them
+    ('{"t": "\\ud800"}', True),
+    ('{"t": "\\uDBFF"}', True),
+    ('{"t": "\\udc00"}', True),
+    ('{"t": "\\udFfF"}', True),  # hex digits of either case
+    ('{"t": "\\ud83d\\ude00"}', True),  # a pair: the caller's check then finds it whole
+])
+def test_may_hold_surrogate_answers_whether_json_text_escapes_a_surrogate(data: str, answer: bool) -> None:
+    assert may_hold_surrogate(data) is answer
+
+
+def test_shown_value_shows_every_string_and_key_and_keeps_the_rest() -> None:
+    value = ({"k" + LOW: ["x" + HIGH, 1.5, float("inf"), None, True, 7, {"in": HIGH + LOW}]},)
+    assert shown_value(value) == ({"k\ufffd": ["x\ufffd", 1.5, float("inf"), None, True, 7, {"in": GRIN}]},)
+    assert shown_value(["a", [HIGH]]) == ["a", ["\ufffd"]]
+    assert shown_value("a" + HIGH) == "a\ufffd"
+    assert [shown_value(v) for v in (None, 3, 2.5, False)] == [None, 3, 2.5, False]
 
 
 @pytest.mark.parametrize("c_encoder", [True, False], ids=["c", "python"])

@@ -162,6 +162,8 @@ class StreamSession:
             accepted = frozenset(accepted_stop_reasons)
             if not all(isinstance(r, str) for r in accepted):
                 raise UsageError("accepted_stop_reasons must contain strings only")
+            if any(has_surrogate(r) for r in accepted):  # (a committed result's stop reason must encode)
+                raise UsageError("accepted_stop_reasons must not contain surrogate code points")
         if utf8_errors not in ("strict", "replace"):
             raise UsageError("utf8_errors must be 'strict' or 'replace'")
         if not isinstance(keep_unknown_items, bool) or not isinstance(include_reasoning_content, bool):

@@ -621,7 +621,7 @@ class OpenAIResponsesAccumulator(RouteAccumulator):
             if call.name or not call.open:
                 self._protocol("item_mismatch")
                 return False
-            if not self._rename(call, name, len(name) - len(call.name or "")):
+            if not self._rename(call, name, len(name)):  # (it had no name: None or "")
                 return False
             call.name = name
         call_id = it.get("call_id")
