@@ -147,8 +147,6 @@ def shown_value(value: Any) -> Any:
     an object nested as deep as the envelope's JSON may be takes no Python recursion); a tuple stays a tuple.
     (Two keys that differ only in their unpaired surrogates become one, the later value kept: this is a
     display of what did not commit.)"""
-    if value is None or value.__class__ is bool or value.__class__ is int or value.__class__ is float:
-        return value
     shown = json.loads(shown_text(json.dumps(value, ensure_ascii=False)))
     return tuple(shown) if isinstance(value, tuple) else shown
 

@@ -396,11 +396,10 @@ class OpenAIResponsesAccumulator(RouteAccumulator):
         the response the stream created: an id other than ``response.created``'s is ``item_mismatch`` (two
         responses spliced into one stream)."""
         response_id = response.get("id")
+        output = response.get("output")
         if response_id is not None and self.response_id is not None and response_id != self.response_id:
             self._protocol("item_mismatch")
-            return
-        output = response.get("output")
-        if output:  # (after _terminal's _check_texts: the pending delta is announced, text pairs combined)
+        elif output:  # (after _terminal's _check_texts: the pending delta is announced, text pairs combined)
             stage = self._output_problem(output)
             if stage is not None:
                 self._protocol(stage)
