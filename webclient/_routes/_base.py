@@ -443,7 +443,7 @@ class RouteAccumulator:
         self._usage_entries: dict[str, int] = {}
         # The data of the event the kept usage object came from (replacing usage: Chat, Responses, Gemini).
         self._usage_data = ""
-        # Retained-object accounting: the current event's data length and sequence number, the
+        # Retained-object accounting: the current event's data and its sequence number, the
         # last event already charged, and the running totals (see _retain / _sign / _cite).
         self._event_data = ""
         self._event_seq = 0
