@@ -631,6 +631,9 @@ def test_a_data_only_feed_holding_exactly_the_steady_state_cap_besides_its_separ
 # from a random stream on which a surviving mutant differed): the events are the oracle's under every
 # chunking, and the counters say which path read the given feeds. ``work`` is the characters fed plus
 # the values the steady state joined from fragments; ``lines_interpreted`` the lines the general path read.
+#: Events of two names in turn: the parser then reads with the separator of any type.
+_ANY_TYPE_WARM = "".join(f"event: {name}\ndata: x\n\n" for name in "abababababab")
+
 _MINIMAL = {
     # A lone LF inside the last value of a CRLF feed is a line break ("b" a field of its own), not data.
     "crlf-value-holding-a-lone-lf": (["data: x\r\n\r\ndata: a\nb\r\n\r\n"], Limits(), (3, 25)),
@@ -672,6 +675,11 @@ _MINIMAL = {
     "name-run-restarts-from-zero": (
         ["event:d\ndata\n\n" + "data\n\n" * 5 + "event:d\ndata\n\nevent: d\ndata: ", "\n\nevent:d\ndata",
          ": \n\nevent: d\ndata: "], Limits(max_line_chars=1000, max_event_chars=100), (18, 112)),
+    # On the separator of any type (names that vary), a value held across feeds whose line is exactly at the line
+    # ceiling: completed in the steady state (`_begun_event`'s bound), not line by line.
+    "any-type-held-value-at-the-line-ceiling": (
+        [_ANY_TYPE_WARM + "event: a\ndata: ", "v" * 11, "vvv\n\nevent: b\ndata: z\n\n"], Limits(max_line_chars=20),
+        (1, 279)),
     # A feed of named events just under the event ceiling, read with the separator of any type.
     "named-events-under-the-event-ceiling": (
         ["data: \n\nevent: ta: a\n\n" + "event: d\ndata: a\n\n" * 4 + " \u65e5w1\n\nd"],
@@ -690,6 +698,33 @@ def test_minimal_cases_of_the_mutation_run_keep_their_events_and_their_path(name
     assert out == reference_parse(stream)
     assert (parser.lines_interpreted, parser.work) == (lines, work)
     assert assert_chunking_invariant(lambda chunks: _decoded(chunks, limits), stream) == out
+
+
+def test_a_value_held_across_feeds_one_character_past_the_line_ceiling_trips_it_on_the_separator_of_any_type() -> None:
+    # `_begun_event`'s bound for a value held as fragments: its line ("data: " and 15 characters) is one past the
+    # ceiling of 20, so the event is never dispatched, whichever way the feeds fall.
+    feeds = [_ANY_TYPE_WARM + "e", "vent: a\ndata: " + "v" * 12, "vvv\n\nevent: b\ndata: z\n\n"]
+    limits = Limits(max_line_chars=20)
+    parser = SSEParser(limits)
+    out: list[object] = []
+    for i, text in enumerate(feeds):
+        out += feed_either(parser, i, text)
+        if parser.failure is not None:
+            break
+    failure = parser.failure
+    assert failure is not None and (failure.outcome.value, failure.stage) == ("buffer_limit", "line")
+    assert [item[:2] for item in out] == [(name, "x") for name in "abababababab"]  # type: ignore[index]
+
+    def run(chunks: list[bytes]) -> tuple[list[object], object]:
+        stream = EventStreamParser(limits)
+        items: list[object] = []
+        for chunk in chunks:
+            items += stream.feed(chunk)
+            if stream.failure is not None:
+                break
+        return items, stream.failure
+
+    assert assert_chunking_invariant(run, "".join(feeds).encode()) == (out, failure)
 
 
 def _name_runs(feeds: list[tuple[list[str], str]]) -> tuple[list[tuple[bool, str]], list[object], bytes]:
