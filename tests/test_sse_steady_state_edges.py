@@ -247,6 +247,15 @@ def _observed(chunks: list[bytes], limits: Limits | None = None) -> tuple[object
             parser.unknown_fields, parser.failure, parser.pending_line_chars, parser.pending_event_chars)
 
 
+def test_a_keep_alive_comment_ending_a_block_whose_id_line_came_in_an_earlier_feed_sets_the_last_event_id() -> None:
+    # The blank line after the comment ends the block the id line began, and a blank line sets the last event id
+    # (WHATWG: even when nothing is dispatched). Split after the id line, the comment block is read on its own.
+    for stream in (b"id: 5\n: ka\n\n", b"data: a\n\nid: 5\n: ka\n\ndata: b\n\n", b"id: 5\r\n: ka\r\n\r\n"):
+        observed = assert_chunking_invariant(_observed, stream)
+        assert observed[2] == "5"  # (last_event_id)
+        assert observed[3] == 1  # (comment_lines)
+
+
 def _typed(names: list[str], start: int = 0) -> str:
     return "".join(f"event: {name}\ndata: {start + i}\n\n" for i, name in enumerate(names))
 
