@@ -246,7 +246,6 @@ class ToolCallBuffer(Fragments):
         """An immutable view (``ready`` is decided by the session). Its ``input`` encodes: a call that
         was validated has its surrogate pairs combined already, and in one that was not (cut, refused)
         pairs are combined and what is left unpaired is shown as U+FFFD (:func:`~webclient._values.shown_text`)."""
-        text = self.joined()
         return ToolCall(self.call, self.id, self.name, self.state.value, self.arguments,
-                        ready and self.state is ToolCallState.VALID, text if text.isascii() else shown_text(text),
-                        self.problems, self.kind)
+                        ready and self.state is ToolCallState.VALID, shown_text(self.joined()), self.problems,
+                        self.kind)

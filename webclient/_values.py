@@ -129,8 +129,8 @@ def may_hold_surrogate(data: str) -> bool:
     """Whether the JSON text ``data`` escapes a surrogate anywhere (so a value parsed from it may hold
     an unpaired one). Measured on 10 KB of JSON (CPython 3.11): ``"\\\\" in data`` (a ``memchr``) takes
     0.02-0.1 us, and answers for data without a backslash (base64 blobs, unescaped text); the regular
-    expression, run only where there is one, 2.4-3.1 us (about 1.1 us per KB on text escaped as ``\\uXXXX``
-    throughout); ``"\\\\u" in data`` would take 7.5-11 us (CPython searches a two-character needle
+    expression, run only where there is one, 2.4-3.1 us (about 1.1 us per KB on text written as ``\\u``
+    escapes throughout); ``"\\\\u" in data`` would take 7.5-11 us (CPython searches a two-character needle
     without ``memchr``)."""
     return "\\" in data and _SURROGATE_ESCAPE.search(data) is not None
 

@@ -661,10 +661,10 @@ class RouteAccumulator:
         """Remember the provider's response id and model: the first non-empty strings sent (charged
         by their length). One holding a surrogate is ``payload_error`` ``unpaired_surrogate``."""
         if self.response_id is None and response_id and response_id.__class__ is str:
-            if not (response_id.isascii() or self._whole_string(response_id)) or not self._hold(len(response_id)):
+            if not self._whole_string(response_id) or not self._hold(len(response_id)):
                 return
             self.response_id = response_id
-        if (self.model is None and model and model.__class__ is str and (model.isascii() or self._whole_string(model))
+        if (self.model is None and model and model.__class__ is str and self._whole_string(model)
                 and self._hold(len(model))):
             self.model = model
 
@@ -819,7 +819,7 @@ class RouteAccumulator:
         kept, ``retained`` for the account. Returns False on failure (nothing is charged then)."""
         data = self._event_data
         if merge:
-            if "\\" in data and may_hold_surrogate(data):  # (its memchr inline: much data holds no backslash)
+            if may_hold_surrogate(data):
                 self.kept_escape = True
             return self._charge_merged_usage(usage)
         size = len(data)
@@ -859,8 +859,7 @@ class RouteAccumulator:
         one (most events of some routes carry one) is looked at once, here, not as each one arrives."""
         if self.kept_escape:
             return True
-        data = self._usage_data
-        return "\\" in data and may_hold_surrogate(data)
+        return may_hold_surrogate(self._usage_data)
 
     def _whole_string(self, value: str) -> bool:
         """A string taken whole from one event (a call's name or id, the response id, the model, a
@@ -948,7 +947,7 @@ class RouteAccumulator:
         if not self._hold(size):
             return False
         self._item_chars = total
-        if "\\" in data and may_hold_surrogate(data):  # (its memchr inline: much data holds no backslash)
+        if may_hold_surrogate(data):
             self.kept_escape = True
         return True
 
