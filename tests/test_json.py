@@ -9,7 +9,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from webclient._json import MAX_JSON_DEPTH, loads, loads_strict, max_depth, more_openers_than, too_deep
+from webclient._json import (
+    MAX_JSON_DEPTH,
+    holds_constant,
+    loads,
+    loads_strict,
+    max_depth,
+    more_openers_than,
+    strict_scan,
+    too_deep,
+)
 
 #: Characters handled per input character (six passes at most, see ``webclient/_json.py``).
 WORK_PER_CHAR = 6
@@ -129,6 +138,24 @@ def test_the_strict_loader_refuses_non_standard_constants() -> None:
         with pytest.raises(ValueError):
             loads_strict(f'{{"x": {constant}}}')
         assert loads(f'{{"x": {constant}}}') is not None
+
+
+@pytest.mark.parametrize(("text", "holds"), [
+    ('{"x": NaN}', True), ("[Infinity]", True), ('{"x": [1, {"y": -Infinity}]}', True), (" NaN ", True),
+    ('{"x": "NaN"}', False), ('{"Infinity": "-Infinity"}', False), ('{"x": 1e999}', False), (' {"x": 1} ', False),
+    ('{"x": "\\\\"} ', False), ("[]", False),
+])
+def test_holds_constant_says_whether_json_loads_read_nan_or_infinity_outside_a_string(text: str, holds: bool) -> None:
+    json.loads(text)  # (the texts it is asked about are ones json.loads reads)
+    assert holds_constant(text) is holds
+
+
+def test_the_strict_scanner_reads_what_json_loads_reads_but_raises_at_a_constant() -> None:
+    text = '{"a": [1, 2.5, "NaN", null, true]}'
+    assert strict_scan(text, 0) == (json.loads(text), len(text))
+    for constant in ("NaN", "Infinity", "-Infinity"):
+        with pytest.raises(ValueError):
+            strict_scan(f'{{"a": [1, {constant}]}}', 0)
 
 
 def _count(text: str) -> int:

@@ -1,4 +1,5 @@
-"""Every result and every update encodes as UTF-8, whatever surrogate escapes the provider sent.
+"""Every result and every update encodes as UTF-8, whatever surrogate escapes the provider sent, and
+as standard JSON, whatever ``NaN`` / ``Infinity`` the provider wrote.
 
 Texts and tool inputs are checked by the routes when the answer would commit (``test_delta_surrogates.py``
 for their deltas). The rest of what a result holds came from JSON as well, and a lone ``\\ud800`` escape in
@@ -10,6 +11,11 @@ it would make ``json.dumps(result.to_dict(), ensure_ascii=False).encode()`` (a U
 * an object kept verbatim (a citation, logprobs, usage, a part or item the route does not accumulate)
   fails an answer that would commit the same way, and one that does not commit shows it with U+FFFD, as
   it shows its texts; an escaped pair in one string is one character and commits.
+
+``NaN``, ``Infinity`` and ``-Infinity`` are not JSON, but ``json.loads`` reads them (as Python's ``json.dumps``
+writes ``nan`` and ``inf``: a server that streams its logprobs that way sends ``-Infinity``). In an object kept
+verbatim one fails an answer that would commit, ``payload_error`` ``non_finite_number`` (a strict encoder,
+``allow_nan=False``, would refuse the result), and a result that does not commit shows it as ``null``.
 
 Every test but the deep one runs under every chunking (``route_fixtures.check``, which also encodes every
 update).
@@ -214,3 +220,100 @@ def test_a_refused_prompt_block_reason_with_a_lone_surrogate_is_shown_with_u_fff
 def test_accepted_stop_reasons_with_a_surrogate_are_a_usage_error() -> None:
     with pytest.raises(UsageError, match="surrogate"):
         StreamSession(CHAT, accepted_stop_reasons=[f"odd{LONE}"])
+
+
+# -- NaN and Infinity in objects kept verbatim ------------------------------------------------------------------
+
+#: A number the streams below put where each route keeps it verbatim; each test writes a constant in its place.
+MARK = 4242.5
+CONSTANTS = ("NaN", "Infinity", "-Infinity")
+
+
+def strictly_encoded(result: StreamResult) -> str:
+    """The result as standard JSON (raises on a non-finite number) in UTF-8 (raises on a surrogate)."""
+    return json.dumps(result.to_dict(), ensure_ascii=False, allow_nan=False).encode().decode()
+
+
+def kept_number() -> dict[str, tuple[str, bytes]]:
+    """Streams that keep :data:`MARK` inside an object kept verbatim, one per route and way of keeping it
+    (an event kept as it came, usage merged into the kept object, usage replacing the last one)."""
+    citation = {"type": "char_location", "cited_text": "c", "document_index": 0, "document_title": "t",
+                "start_char_index": MARK, "end_char_index": 1}
+    annotation = {"type": "url_citation", "url": "https://example.com/", "title": "t", "start_index": MARK,
+                  "end_index": 1}
+    return {
+        "anthropic-citation": (ANTHROPIC, message(
+            start(0, {"type": "text", "text": ""}), delta(0, type="text_delta", text="a"),
+            delta(0, type="citations_delta", citation=citation), stop(0))),
+        "anthropic-merged-usage": (ANTHROPIC, message(*text(0, "a"), head=anthropic_start(
+            usage={"input_tokens": 3, "cache_ratio": MARK}))),
+        "chat-logprobs": (CHAT, chat(chat_chunk({**ch(content="a"), "logprobs": {
+            "content": [{"token": "a", "logprob": MARK, "bytes": None, "top_logprobs": []}]}}))),
+        "chat-usage": (CHAT, chat(chat_chunk(ch(content="a")), chat_chunk(usage={"total_tokens": 3, "cost": MARK}))),
+        "responses-annotation": (RESPONSES, stream(*message_item(0, "a")[:3], ev(
+            "response.output_text.annotation.added", item_id="msg_0", output_index=0, content_index=0,
+            annotation_index=0, annotation=annotation), *message_item(0, "a")[3:])),
+        "responses-usage": (RESPONSES, stream(*message_item(0, "a"), terminal=ev(
+            "response.completed", response={"id": "resp_1", "status": "completed", "usage": {"cost": MARK}}))),
+        "gemini-code-part": (GEMINI, gemini({"text": "a"}, {"executableCode": {"language": "PYTHON", "code": "x",
+                                                                               "score": MARK}})),
+        "gemini-usage": (GEMINI, gemini({"text": "a"}, usageMetadata={"totalTokenCount": 3, "score": MARK})),
+    }
+
+
+def with_constant(data: bytes, constant: str) -> bytes:
+    assert data.count(str(MARK).encode()) == 1
+    return data.replace(str(MARK).encode(), constant.encode())
+
+
+@pytest.mark.parametrize("name", kept_number().keys())
+def test_an_object_kept_verbatim_with_a_finite_number_commits_it(name: str) -> None:
+    route, data = kept_number()[name]
+    result, _ = check(route, data)
+    assert (result.outcome.value, result.stage) == ("complete", None)
+    assert str(MARK) in strictly_encoded(result)
+
+
+@pytest.mark.parametrize("constant", CONSTANTS)
+@pytest.mark.parametrize("name", kept_number().keys())
+def test_an_object_kept_verbatim_with_nan_or_infinity_fails_the_answer_and_the_result_shows_null(
+        name: str, constant: str) -> None:
+    route, data = kept_number()[name]
+    result, _ = check(route, with_constant(data, constant))
+    assert (result.outcome.value, result.stage) == ("payload_error", "non_finite_number")
+    assert not result.committed and result.text == "a"
+    shown = strictly_encoded(result)
+    assert str(MARK) not in shown and "NaN" not in shown and "Infinity" not in shown
+
+
+def test_nan_where_the_route_keeps_nothing_does_not_fail_the_answer() -> None:
+    # A field of the chunk no result holds: the mark only asks for a look at the result, which finds nothing.
+    data = chat(chat_chunk(ch(content="a"), extra_score=MARK))
+    result, _ = check(CHAT, with_constant(data, "NaN"))
+    assert (result.outcome.value, result.text) == ("complete", "a")
+    assert strictly_encoded(result)
+
+
+def test_nan_in_an_event_with_whitespace_around_its_json_is_found_too() -> None:
+    # Both take the reference path (the scanner takes neither whole): only the constant marks the event.
+    route, data = kept_number()["chat-logprobs"]
+    spaced = with_constant(data, "NaN").replace(b"data: {", b"data:  {", 1)  # (the data then starts with a space)
+    result, _ = check(route, spaced)
+    assert (result.outcome.value, result.stage) == ("payload_error", "non_finite_number")
+
+
+def test_a_kept_usage_with_nan_that_a_later_usage_replaces_commits() -> None:
+    # Chat's usage replaces the last one: the marked event's object is no longer kept when the answer commits.
+    data = chat(chat_chunk(ch(content="a"), usage={"cost": MARK}), chat_chunk(usage={"total_tokens": 3}))
+    result, _ = check(CHAT, with_constant(data, "NaN"))
+    assert (result.outcome.value, result.usage) == ("complete", {"total_tokens": 3})
+
+
+def test_a_cut_answer_that_kept_nan_shows_it_as_null() -> None:
+    route, data = kept_number()["anthropic-citation"]
+    cut = with_constant(data, "Infinity")
+    cut = cut[: cut.index(b"event: content_block_stop")]
+    result, _ = check(route, cut)
+    assert (result.outcome.value, result.text) == ("truncated", "a")
+    assert result.assistant_message["content"][0]["citations"][0]["start_char_index"] is None
+    assert strictly_encoded(result)

@@ -115,9 +115,11 @@ def test_may_hold_surrogate_answers_whether_json_text_escapes_a_surrogate(data: 
     assert may_hold_surrogate(data) is answer
 
 
-def test_shown_value_shows_every_string_and_key_and_keeps_the_rest() -> None:
-    value = ({"k" + LOW: ["x" + HIGH, 1.5, float("inf"), None, True, 7, {"in": HIGH + LOW}]},)
-    assert shown_value(value) == ({"k\ufffd": ["x\ufffd", 1.5, float("inf"), None, True, 7, {"in": GRIN}]},)
+def test_shown_value_shows_every_string_and_key_and_non_finite_numbers_as_null_and_keeps_the_rest() -> None:
+    value = ({"k" + LOW: ["x" + HIGH, 1.5, float("inf"), None, True, 7, {"in": HIGH + LOW, "n": float("nan")},
+                          -float("inf"), -0.0, 1e308]},)
+    assert shown_value(value) == ({"k\ufffd": ["x\ufffd", 1.5, None, None, True, 7, {"in": GRIN, "n": None},
+                                                None, -0.0, 1e308]},)
     assert shown_value(["a", [HIGH]]) == ["a", ["\ufffd"]]
     assert shown_value("a" + HIGH) == "a\ufffd"
     assert [shown_value(v) for v in (None, 3, 2.5, False)] == [None, 3, 2.5, False]

@@ -134,3 +134,16 @@ def _refuse_constant(name: str) -> Any:
 #: The decoder :func:`loads_strict` uses: ``json.loads``'s defaults but for ``parse_constant``.
 _STRICT_DECODER = json.JSONDecoder(parse_constant=_refuse_constant)
 _STRICT_SCAN: Any = _STRICT_DECODER.scan_once  # type: ignore[attr-defined]
+#: ``strict_scan(text, 0) -> (value, end)``: the scanner ``json.loads`` ends in, but raising ``ValueError`` at
+#: ``NaN``, ``Infinity`` and ``-Infinity`` (``parse_constant`` is called only there: no cost on other texts).
+strict_scan: Any = _STRICT_SCAN
+
+
+def holds_constant(text: str) -> bool:
+    """Whether ``text``, a text :func:`loads` reads, holds ``NaN``, ``Infinity`` or ``-Infinity`` outside its
+    strings: exactly when the strict decoder, the same parser but for those constants, refuses it."""
+    try:
+        _STRICT_DECODER.decode(text)
+    except ValueError:
+        return True
+    return False

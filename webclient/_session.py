@@ -67,7 +67,7 @@ from ._updates import (
     new_telemetry,
     shown_result,
 )
-from ._values import UNPAIRED_SURROGATE, has_surrogate, holds_surrogate
+from ._values import has_surrogate, value_problem
 
 
 class _State(enum.Enum):
@@ -426,13 +426,14 @@ class StreamSession:
         outcome = Outcome.COMPLETE if failure is None else failure.outcome
         stage = None if failure is None else failure.stage
         result = self._build_result(outcome, stage)
-        odd = self._route.kept_escaped() or (failure is not None and _odd_stop(result))
-        if odd and holds_surrogate(result.to_dict()):
+        odd = self._route.kept_odd_values() or (failure is not None and _odd_stop(result))
+        problem = value_problem(result.to_dict()) if odd else None
+        if problem is not None:
             # Every result encodes (the route checked texts and tool inputs, and refused strings taken whole, itself):
-            # a lone surrogate in an object kept verbatim fails an answer that would commit, and in one that does
-            # not it is shown as U+FFFD, as in its texts.
+            # a lone surrogate, NaN or Infinity in an object kept verbatim fails an answer that would commit, and in
+            # one that does not the surrogate is shown as U+FFFD, as in its texts, and the number as null.
             if failure is None:
-                failure = Failure(Outcome.PAYLOAD_ERROR, UNPAIRED_SURROGATE)
+                failure = Failure(Outcome.PAYLOAD_ERROR, problem)
                 outcome, stage = failure.outcome, failure.stage
                 result = self._build_result(outcome, stage)
             result = shown_result(result)

@@ -3,9 +3,10 @@
 Both can only come from JSON escapes and number syntax, never from the bytes themselves (the UTF-8
 decoder refuses encoded surrogates): ``json.loads`` turns ``"\\ud800"`` into a lone surrogate code
 point and ``1e999`` into ``inf``; envelopes are parsed leniently, so ``NaN`` / ``Infinity`` can also
-arrive inside provider objects (Gemini ``args``, Responses call actions). Neither has a place in a
-committed answer: a lone surrogate cannot be encoded as UTF-8 (``replay`` used to crash on it, a
-browser shows U+FFFD) and JSON has no infinity or NaN.
+arrive inside provider objects (Gemini ``args``, Responses call actions, logprobs from a server that writes
+its floats with Python's ``json.dumps``). Neither has a place in a committed answer: a lone surrogate cannot
+be encoded as UTF-8 (``replay`` used to crash on it, a browser shows U+FFFD) and JSON has no infinity or
+NaN (a strict encoder, ``allow_nan=False`` or Starlette's ``JSONResponse``, refuses the result).
 
 A character outside the Basic Multilingual Plane may legitimately arrive as an escaped pair split
 across two deltas (``"\\ud83d"`` in one, ``"\\ude00"`` in the next): each delta then holds one half
@@ -21,9 +22,12 @@ would raise on a lone surrogate).
 The same holds for everything else a result keeps from the provider's JSON: a string taken whole
 (a call's name or id, the response id, the model, a signature) cannot hold a faithful half of a pair,
 so one with a surrogate is refused as it arrives; an object kept verbatim is checked, as part of the
-result that would commit, only when its event's JSON escaped a surrogate (:func:`may_hold_surrogate`,
-one C-level search of the events kept), and a result that does not commit shows it with U+FFFD
-(:func:`shown_value`). Provisional deltas never hold a surrogate (:func:`held_back`).
+result that would commit (:func:`value_problem`), only when its event's JSON escaped a surrogate
+(:func:`may_hold_surrogate`, one C-level search of the events kept) or held ``NaN`` / ``Infinity`` (the
+envelope's scanner refuses those constants, at no cost to other events, and the reference path then reads
+and marks the event), and a result that does not commit shows it with U+FFFD and ``null``
+(:func:`shown_value`). A kept number that overflows (``1e999``) is not looked for: see ``_routes/_base.py``.
+Provisional deltas never hold a surrogate (:func:`held_back`).
 
 Stages of the ``payload_error`` they cause (see ``_routes/_base.py``): :data:`UNPAIRED_SURROGATE`,
 :data:`NON_FINITE_NUMBER`.
@@ -42,7 +46,8 @@ from typing import Any
 
 #: ``payload_error`` stage: a text channel or a tool input holds a surrogate with no partner.
 UNPAIRED_SURROGATE = "unpaired_surrogate"
-#: ``payload_error`` stage: a tool input, call action or server-tool input holds ``inf`` / ``nan``.
+#: ``payload_error`` stage: a tool input, call action or server-tool input holds ``inf`` / ``nan``, or an object
+#: kept verbatim holds ``NaN`` / ``Infinity``.
 NON_FINITE_NUMBER = "non_finite_number"
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -135,19 +140,23 @@ def may_hold_surrogate(data: str) -> bool:
     return "\\" in data and _SURROGATE_ESCAPE.search(data) is not None
 
 
-def holds_surrogate(value: object) -> bool:
-    """Whether any key or string of the JSON-able ``value`` holds a surrogate code point (parsed JSON
-    combines escaped pairs itself, so one there is unpaired; ``inf`` and ``nan`` are let through)."""
-    return has_surrogate(json.dumps(value, ensure_ascii=False))
+def _null(name: str) -> None:
+    return None
+
+
+#: Parses what :func:`shown_value` serialized: ``NaN`` and ``Infinity`` (how ``json.dumps`` writes ``nan``
+#: and ``inf``) become ``None``.
+_SHOWN_DECODER = json.JSONDecoder(parse_constant=_null)
 
 
 def shown_value(value: Any) -> Any:
     """A copy of the JSON-able ``value`` (an object kept verbatim) with every string and key in it as
-    :func:`shown_text` shows it, so that none holds a surrogate. Serialized, shown and parsed again (in C, so
-    an object nested as deep as the envelope's JSON may be takes no Python recursion); a tuple stays a tuple.
-    (Two keys that differ only in their unpaired surrogates become one, the later value kept: this is a
-    display of what did not commit.)"""
-    shown = json.loads(shown_text(json.dumps(value, ensure_ascii=False)))
+    :func:`shown_text` shows it, so that none holds a surrogate, and every non-finite number as ``None``
+    (JSON's ``null``: JSON has no infinity or NaN). Serialized, shown and parsed again (in C, so an object
+    nested as deep as the envelope's JSON may be takes no Python recursion); a tuple stays a tuple. (Two keys
+    that differ only in their unpaired surrogates become one, the later value kept: this is a display of what
+    did not commit.)"""
+    shown = _SHOWN_DECODER.decode(shown_text(json.dumps(value, ensure_ascii=False)))
     return tuple(shown) if isinstance(value, tuple) else shown
 
 

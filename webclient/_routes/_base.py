@@ -96,7 +96,6 @@ whatever its category; a success reason outside it is ``truncated`` ``stop_reaso
 from __future__ import annotations
 
 import enum
-import json
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from operator import attrgetter
@@ -104,7 +103,7 @@ from types import MappingProxyType
 from typing import Any, ClassVar, TypeVar
 
 from .._events import EventTuple
-from .._json import loads, more_openers_than, too_deep
+from .._json import holds_constant, loads, more_openers_than, strict_scan, too_deep
 from .._limits import BLOCK_CHARS, ENTRY_CHARS, MAX_JSON_DEPTH, MEASURE_ABOVE_CHARS, Limits
 from .._outcome import Failure, Outcome
 from .._resume import ResumeContract, Sequencer
@@ -134,8 +133,10 @@ from .._values import (
 )
 
 _loads = loads
-#: The scanner ``json.loads`` runs (``scan_once(text, 0) -> (value, end)``), for the envelope step.
-_scan: Callable[[str, int], tuple[Any, int]] = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
+#: The scanner ``json.loads`` runs (``scan_once(text, 0) -> (value, end)``), for the envelope step; it refuses
+#: ``NaN`` / ``Infinity`` (at no cost to other texts), which sends such an event to :data:`_loads`, the
+#: reference path, where the event is read as ``json.loads`` reads it and marked (``_constant_seq``).
+_scan: Callable[[str, int], tuple[Any, int]] = strict_scan
 
 #: A typed route's handler, a method of the route's class taken from the class (called as
 #: ``handler(accumulator, data)``): takes the decoded ``data`` object (its return value is unused).
@@ -332,8 +333,12 @@ class RouteAccumulator:
     the terminal condition commits (:meth:`_check_texts`): surrogate pairs split across deltas are
     combined, an unpaired surrogate is ``payload_error`` ``unpaired_surrogate``; a string taken whole
     (a call's name or id, the response id, the model, a signature) holding a surrogate is refused as it
-    arrives (:meth:`_whole_string`); and an object kept verbatim from JSON that escapes a surrogate sets
-    :attr:`kept_escape`, on which the session checks the result that would commit as a whole.
+    arrives (:meth:`_whole_string`); and an object kept verbatim from JSON that escapes a surrogate, or
+    that holds ``NaN`` or ``Infinity`` (which JSON has not), sets :attr:`kept_odd`, on which the session
+    checks the result that would commit as a whole (``unpaired_surrogate``, ``non_finite_number``). A
+    number that overflows to ``inf`` (``1e999``) in such an object is not caught: no search for one costs
+    less than the route's own work on the objects it keeps (measured: a regular expression over the kept
+    events of the Anthropic recordings took as long as replaying them).
     """
 
     contract: ClassVar[RouteContract]
@@ -355,6 +360,7 @@ class RouteAccumulator:
         "_choices",
         "_choices_key",
         "_citation_count",
+        "_constant_seq",
         "_cross_check",
         "_dispatch_key",
         "_done_ends",
@@ -384,7 +390,7 @@ class RouteAccumulator:
         "calls",
         "failure",
         "keepalives",
-        "kept_escape",
+        "kept_odd",
         "model",
         "out",
         "provider_error",
@@ -418,11 +424,12 @@ class RouteAccumulator:
         #: carry no content, so transports re-arm the idle deadline but not the first-event one.
         self.keepalives = 0
         #: Whether an object this accumulation keeps verbatim (an item, a citation, merged usage ...) came
-        #: from JSON that escapes a surrogate: with :meth:`kept_escaped`, which also looks at the kept usage,
-        #: what decides whether the session checks a result that would commit as a whole for an unpaired one
-        #: (``StreamSession._end``). Texts and tool inputs are checked by the route itself, and strings taken
-        #: whole (names, ids, signatures) as they arrive.
-        self.kept_escape = False
+        #: from JSON that escapes a surrogate or holds ``NaN`` / ``Infinity``: with :meth:`kept_odd_values`,
+        #: which also looks at the kept usage, what decides whether the session checks a result that would
+        #: commit as a whole for an unpaired surrogate or a non-finite number (``StreamSession._end``). Texts
+        #: and tool inputs are checked by the route itself, and strings taken whole (names, ids, signatures)
+        #: as they arrive.
+        self.kept_odd = False
         self._registry = registry
         self._accepted = accepted
         self._keep_unknown = keep_unknown
@@ -448,6 +455,8 @@ class RouteAccumulator:
         self._event_data = ""
         self._event_seq = 0
         self._charged_seq = -1
+        # The last event whose JSON held NaN or Infinity (0: none yet; sequence numbers start at 1).
+        self._constant_seq = 0
         self._item_chars = 0
         self._signature_chars = 0
         self._citation_count = 0
@@ -517,6 +526,8 @@ class RouteAccumulator:
             except ValueError:
                 self._protocol("envelope")
                 return
+            if holds_constant(data):  # (what the strict scan refused; else only whitespace around the object)
+                self._constant_seq = self._event_seq
         if obj.__class__ is not dict:
             self._protocol("envelope")
             return
@@ -819,8 +830,8 @@ class RouteAccumulator:
         kept, ``retained`` for the account. Returns False on failure (nothing is charged then)."""
         data = self._event_data
         if merge:
-            if may_hold_surrogate(data):
-                self.kept_escape = True
+            if self._constant_seq == self._event_seq or may_hold_surrogate(data):
+                self.kept_odd = True
             return self._charge_merged_usage(usage)
         size = len(data)
         if size > MEASURE_ABOVE_CHARS:
@@ -830,7 +841,7 @@ class RouteAccumulator:
             return False
         if not self._hold_as("usage", size):
             return False
-        self._usage_data = data  # (read by kept_escaped only if this usage is still the one kept at the end)
+        self._usage_data = data  # (read by kept_odd_values only if this usage is still the one kept at the end)
         return True
 
     def _charge_merged_usage(self, usage: dict[str, Any]) -> bool:
@@ -853,13 +864,15 @@ class RouteAccumulator:
         entries.update(charged)
         return True
 
-    def kept_escaped(self) -> bool:
-        """Whether an object this accumulation keeps verbatim may hold an unpaired surrogate: :attr:`kept_escape`,
-        or the event the kept usage object came from escapes a surrogate. A usage object that replaces the last
-        one (most events of some routes carry one) is looked at once, here, not as each one arrives."""
-        if self.kept_escape:
+    def kept_odd_values(self) -> bool:
+        """Whether an object this accumulation keeps verbatim may hold an unpaired surrogate or a non-finite
+        number: :attr:`kept_odd`, or the event the kept usage object came from escapes a surrogate or (when any
+        event held one) ``NaN`` / ``Infinity``. A usage object that replaces the last one (most events of some
+        routes carry one) is looked at once, here, not as each one arrives."""
+        if self.kept_odd:
             return True
-        return may_hold_surrogate(self._usage_data)
+        data = self._usage_data
+        return may_hold_surrogate(data) or (self._constant_seq != 0 and data != "" and holds_constant(data))
 
     def _whole_string(self, value: str) -> bool:
         """A string taken whole from one event (a call's name or id, the response id, the model, a
@@ -947,8 +960,8 @@ class RouteAccumulator:
         if not self._hold(size):
             return False
         self._item_chars = total
-        if may_hold_surrogate(data):
-            self.kept_escape = True
+        if self._constant_seq == seq or may_hold_surrogate(data):
+            self.kept_odd = True
         return True
 
     def _sign(self, old: str, new: object) -> bool:
