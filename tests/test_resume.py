@@ -283,6 +283,41 @@ def test_the_response_id_is_taken_from_the_start_event_after_a_numbered_unknown_
     assert session.resume_point == ResumePoint("resp_9", 2)
 
 
+def test_a_repeat_after_the_id_event_ended_a_resumed_streams_overlap_is_sequence_order() -> None:
+    """The first attempt was cut before ``response.created`` (after a numbered event of another type): the resumed
+    stream repeats that event (dropped), then sends the created event as the next number, which the sequencer
+    itself takes (it carries the id); from then on a repeat is out of order, not an overlap to drop."""
+    future = ("response.future_thing", {"type": "response.future_thing", "sequence_number": 0})
+    created = ("response.created", {"type": "response.created", "sequence_number": 1,
+                                    "response": {"id": "resp_9", "status": "in_progress"}})
+    session, _ = run_chain([[sse(future)], [sse(future, created, future)]])
+    result = session.result
+    assert result is not None and (result.outcome.value, result.stage) == ("protocol_error", "sequence_order")
+
+
+@pytest.mark.parametrize("bad_id", ["", 7, None, ["resp_9"]])
+def test_a_start_event_without_a_usable_id_gives_no_resume_point(bad_id: object) -> None:
+    data = sse(("response.created", {"type": "response.created", "sequence_number": 0,
+                                     "response": {"id": bad_id, "status": "in_progress"}}),
+               ("response.output_item.added", {"type": "response.output_item.added", "sequence_number": 1,
+                                               "output_index": 0, "item": {"id": "m", "type": "message"}}))
+    session = ended([data])
+    assert session.result is not None and session.result.outcome.value == "truncated"
+    assert session.resumable is True and session.resume_point is None and session.result.resume is None
+    assert plan_resume(session, ResumePolicy(max_resumes=3, last_event_id=True), 0, ORIGINAL) is None
+
+
+@pytest.mark.parametrize(("capture", "ending"), [
+    (sse(("response.created", {"type": "response.created", "sequence_number": "zero", "response": {"id": "r"}})),
+     ("protocol_error", "envelope")),  # an outcome with resumable stages, not this one
+    (cut_inside(USAGE, 6) + b"\xff\n\n", ("decode_error", "utf8")),  # an outcome never resumable
+])
+def test_resumable_is_a_bool_for_an_ending_that_cannot_be_continued(capture: bytes, ending: tuple[str, str]) -> None:
+    session = ended([capture])
+    assert session.result is not None and (session.result.outcome.value, session.result.stage) == ending
+    assert session.resumable is False and session.resume_point is None
+
+
 def test_a_resume_from_a_refused_resume_request_continues_the_same_accumulation() -> None:
     k = numbered(USAGE)[7]
     session, _ = run_chain([[cut_inside(USAGE, k)], [b"busy"]], statuses=(200, 503))
@@ -400,6 +435,9 @@ def test_the_resume_url_keeps_the_request_query_and_encodes_the_id() -> None:
     assert contract is not None
     url = resume_url("https://h/openai/v1/responses/?api-version=preview#x", contract, ResumePoint("r/1 ?", 41))
     assert url == "https://h/openai/v1/responses/r%2F1%20%3F?api-version=preview&stream=true&starting_after=41"
+    # every character but the unreserved ones is escaped, a control character too
+    assert resume_url("https://h/v1/responses", contract, ResumePoint("a\x00b#c&d", 1)) == (
+        "https://h/v1/responses/a%00b%23c%26d?stream=true&starting_after=1")
 
 
 def test_resumes_stop_at_the_budget_and_back_off_exponentially_up_to_the_cap() -> None:
@@ -443,6 +481,40 @@ def test_a_last_event_id_reconnect_repeats_the_request_with_the_header_after_the
                                        b"{}")
     no_ids = ended([sse({"choices": [{"index": 0, "delta": {"content": "a"}}]})], route="openai-chat")
     assert plan_resume(no_ids, ResumePolicy(max_resumes=1, last_event_id=True), 0, chat) is None
+
+
+def test_the_resume_request_drops_the_body_headers_and_asks_for_an_event_stream() -> None:
+    session = ended([cut_inside(USAGE, 6)])
+    original = RequestSpec("POST", "https://api.example/v1/responses", {
+        "Authorization": "Bearer k", "Content-Type": "application/json", "Content-Length": "57",
+        "Content-Encoding": "gzip", "Last-Event-ID": "4", "Accept": "application/json", "X-Trace": "t"}, b"{}")
+    plan = plan_resume(session, ResumePolicy(max_resumes=1), 0, original)
+    assert plan is not None and plan.kind == "resume"
+    assert plan.request.headers == {"authorization": "Bearer k", "accept": "text/event-stream", "x-trace": "t"}
+    assert (plan.request.method, plan.request.body) == ("GET", None)
+
+
+def test_a_resume_waits_the_servers_retry_time_in_seconds_below_the_cap() -> None:
+    session = ended([b"retry: 1500\n" + cut_inside(USAGE, 6)])
+    assert session.reconnect_ms == 1500
+    plans = [plan_resume(session, ResumePolicy(max_resumes=3, delay=7.0, max_delay=60.0), n, ORIGINAL)
+             for n in range(3)]
+    assert [plan.delay if plan else None for plan in plans] == [1.5, 1.5, 1.5]  # the server's, not the doubling
+
+
+def test_the_doubling_delay_stops_doubling_at_two_to_the_64th_and_never_overflows() -> None:
+    session = ended([cut_inside(USAGE, 6)])
+    policy = ResumePolicy(max_resumes=10**6, delay=1.0, max_delay=1e300)
+    delays = [plan.delay if (plan := plan_resume(session, policy, n, ORIGINAL)) else None
+              for n in (63, 64, 65, 5000)]
+    assert delays == [2.0**63, 2.0**64, 2.0**64, 2.0**64]  # (2.0 ** 5000 would raise OverflowError)
+
+
+def test_a_route_resume_without_a_point_plans_nothing_even_with_last_event_id_reconnects_allowed() -> None:
+    # Cut inside the created event: resumable (truncated), but neither an id nor a number arrived, and no id line.
+    session = ended([cut_inside(USAGE, 0)])
+    assert session.resumable and session.resume_point is None and not session.last_event_id
+    assert plan_resume(session, ResumePolicy(max_resumes=2, last_event_id=True), 0, ORIGINAL) is None
 
 
 def test_a_resume_policy_validates_its_values() -> None:
