@@ -65,6 +65,53 @@ def test_a_buffer_the_caller_reuses_after_feed_does_not_change_what_was_fed(wrap
     assert (result.outcome, result.text) == (Outcome.COMPLETE, "hé")
 
 
+def test_a_memoryview_of_wider_items_is_fed_as_its_bytes() -> None:
+    # A buffer of 2-byte items (array('H'), a cast view): its bytes are the stream, whatever the item size.
+    # Searched item by item, no CR would be found (no item is 13: the stream holds no NUL byte), and the
+    # CR-framed stream would be read as if it had no line breaks.
+    data = CHAT_OK.replace(b"\n", b"\r")
+    if len(data) % 2:
+        data = b":x\r" + data  # (a comment line: a whole number of items)
+    view = memoryview(data).cast("H")
+    assert 13 not in view and view.tobytes() == data
+    session = opened()
+    session.feed(view)
+    result = session.finish()
+    assert (result.outcome, result.text) == (Outcome.COMPLETE, "hé")
+
+
+def test_an_exception_a_route_did_not_classify_ends_the_attempt_protocol_error_envelope(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # The safety net of the module docstring: a route bug (here a TypeError from its envelope step) is a
+    # classified outcome, not an exception out of feed().
+    from webclient._routes.openai_chat import OpenAIChatAccumulator
+
+    def broken(self: object, event: object) -> None:
+        raise TypeError("a route bug")
+
+    monkeypatch.setattr(OpenAIChatAccumulator, "handle", broken)
+    session = opened()
+    updates = session.feed(CHAT_OK)
+    result = session.finish()
+    assert (result.outcome, result.stage, result.committed) == (Outcome.PROTOCOL_ERROR, "envelope", False)
+    assert [u.kind for u in updates] == ["failed"]
+
+
+def test_by_default_an_unknown_type_fails_closed_and_reasoning_content_is_not_sent_back() -> None:
+    unknown = sse({"type": "message_start", "message": {"id": "m", "model": "c", "usage": {}}},
+                  {"type": "content_block_start", "index": 0, "content_block": {"type": "future_block"}})
+    assert outcome_of("anthropic-messages", unknown) == ("protocol_error", "unknown_type")
+    assert outcome_of("anthropic-messages", unknown, keep_unknown_items=True) == ("truncated", "eof")
+    thought = sse({"choices": [{"index": 0, "delta": {"reasoning_content": "t", "content": "a"}}]},
+                  {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}, "[DONE]")
+    for options, sent_back in (({}, False), ({"include_reasoning_content": True}, True)):
+        session = opened(**options)
+        session.feed(thought)
+        result = session.finish()
+        assert (result.outcome, result.reasoning) == (Outcome.COMPLETE, "t")
+        assert ("reasoning_content" in result.assistant_message) is sent_back
+
+
 def test_pending_bytes_line_and_event_are_visible_while_streaming() -> None:
     session = opened()
     session.feed(b'data: {"a":\ndata: 1}\n' + b"data: xy" + "é".encode()[:1])

@@ -163,7 +163,8 @@ def test_misuse_raises_usage_error(misuse: object) -> None:
     "kwargs",
     [{"limits": {"max_text_chars": 1}}, {"accepted_stop_reasons": "stop"}, {"accepted_stop_reasons": [1]},
      {"utf8_errors": "ignore"}, {"request_id": 5}, {"tools": ["weather"]}, {"tools": {"": {}}},
-     {"tools": {"weather": {"type": "object", "oneOf": []}}}, {"tools": {"weather": 42}}],
+     {"tools": {"weather": {"type": "object", "oneOf": []}}}, {"tools": {"weather": 42}}, {"model_alias": 5},
+     {"keep_unknown_items": 1}, {"include_reasoning_content": "yes"}, {"keep_unknown_items": None}],
 )
 def test_bad_constructor_arguments_raise_usage_error(kwargs: dict[str, object]) -> None:
     with pytest.raises(UsageError):
