@@ -23,9 +23,10 @@ The same holds for everything else a result keeps from the provider's JSON: a st
 (a call's name or id, the response id, the model, a signature) cannot hold a faithful half of a pair,
 so one with a surrogate is refused as it arrives; an object kept verbatim is checked, as part of the
 result that would commit (:func:`value_problem`), only when its event's JSON escaped a surrogate
-(:func:`may_hold_surrogate`, one C-level search of the events kept) or held ``NaN`` / ``Infinity`` (the
-envelope's scanner refuses those constants, at no cost to other events, and the reference path then reads
-and marks the event), and a result that does not commit shows it with U+FFFD and ``null``
+(:func:`may_hold_surrogate`, one C-level search of the events kept), or when any event held ``NaN`` /
+``Infinity`` (the envelope's scanner refuses those constants, at no cost to other events, and the reference
+path then reads the event and asks for the check), and a result that does not commit shows it with U+FFFD
+and ``null``
 (:func:`shown_value`). A kept number that overflows (``1e999``) is not looked for: see ``_routes/_base.py``.
 Provisional deltas never hold a surrogate (:func:`held_back`).
 

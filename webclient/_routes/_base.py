@@ -135,7 +135,7 @@ from .._values import (
 _loads = loads
 #: The scanner ``json.loads`` runs (``scan_once(text, 0) -> (value, end)``), for the envelope step; it refuses
 #: ``NaN`` / ``Infinity`` (at no cost to other texts), which sends such an event to :data:`_loads`, the
-#: reference path, where the event is read as ``json.loads`` reads it and marked (``_constant_seq``).
+#: reference path, where the event is read as ``json.loads`` reads it and sets ``kept_odd``.
 _scan: Callable[[str, int], tuple[Any, int]] = strict_scan
 
 #: A typed route's handler, a method of the route's class taken from the class (called as
@@ -334,11 +334,12 @@ class RouteAccumulator:
     combined, an unpaired surrogate is ``payload_error`` ``unpaired_surrogate``; a string taken whole
     (a call's name or id, the response id, the model, a signature) holding a surrogate is refused as it
     arrives (:meth:`_whole_string`); and an object kept verbatim from JSON that escapes a surrogate, or
-    that holds ``NaN`` or ``Infinity`` (which JSON has not), sets :attr:`kept_odd`, on which the session
-    checks the result that would commit as a whole (``unpaired_surrogate``, ``non_finite_number``). A
-    number that overflows to ``inf`` (``1e999``) in such an object is not caught: no search for one costs
-    less than the route's own work on the objects it keeps (measured: a regular expression over the kept
-    events of the Anthropic recordings took as long as replaying them).
+    any event that holds ``NaN`` or ``Infinity`` (which JSON has not; rare enough that whether the route
+    keeps it is not asked), sets :attr:`kept_odd`, on which the session checks the result that would
+    commit as a whole (``unpaired_surrogate``, ``non_finite_number``). A number that overflows to ``inf``
+    (``1e999``) in a kept object is not caught: no search for one costs less than the route's own work on
+    the objects it keeps (measured: a regular expression over the kept events of the Anthropic recordings
+    took as long as replaying them).
     """
 
     contract: ClassVar[RouteContract]
@@ -360,7 +361,6 @@ class RouteAccumulator:
         "_choices",
         "_choices_key",
         "_citation_count",
-        "_constant_seq",
         "_cross_check",
         "_dispatch_key",
         "_done_ends",
@@ -424,11 +424,11 @@ class RouteAccumulator:
         #: carry no content, so transports re-arm the idle deadline but not the first-event one.
         self.keepalives = 0
         #: Whether an object this accumulation keeps verbatim (an item, a citation, merged usage ...) came
-        #: from JSON that escapes a surrogate or holds ``NaN`` / ``Infinity``: with :meth:`kept_odd_values`,
-        #: which also looks at the kept usage, what decides whether the session checks a result that would
-        #: commit as a whole for an unpaired surrogate or a non-finite number (``StreamSession._end``). Texts
-        #: and tool inputs are checked by the route itself, and strings taken whole (names, ids, signatures)
-        #: as they arrive.
+        #: from JSON that escapes a surrogate, or any event held ``NaN`` / ``Infinity``: with
+        #: :meth:`kept_odd_values`, which also looks at the kept usage, what decides whether the session checks a
+        #: result that would commit as a whole for an unpaired surrogate or a non-finite number
+        #: (``StreamSession._end``). Texts and tool inputs are checked by the route itself, and strings taken
+        #: whole (names, ids, signatures) as they arrive.
         self.kept_odd = False
         self._registry = registry
         self._accepted = accepted
@@ -455,8 +455,6 @@ class RouteAccumulator:
         self._event_data = ""
         self._event_seq = 0
         self._charged_seq = -1
-        # The last event whose JSON held NaN or Infinity (0: none yet; sequence numbers start at 1).
-        self._constant_seq = 0
         self._item_chars = 0
         self._signature_chars = 0
         self._citation_count = 0
@@ -527,7 +525,7 @@ class RouteAccumulator:
                 self._protocol("envelope")
                 return
             if holds_constant(data):  # (what the strict scan refused; else only whitespace around the object)
-                self._constant_seq = self._event_seq
+                self.kept_odd = True
         if obj.__class__ is not dict:
             self._protocol("envelope")
             return
@@ -830,7 +828,7 @@ class RouteAccumulator:
         kept, ``retained`` for the account. Returns False on failure (nothing is charged then)."""
         data = self._event_data
         if merge:
-            if self._constant_seq == self._event_seq or may_hold_surrogate(data):
+            if may_hold_surrogate(data):
                 self.kept_odd = True
             return self._charge_merged_usage(usage)
         size = len(data)
@@ -866,13 +864,12 @@ class RouteAccumulator:
 
     def kept_odd_values(self) -> bool:
         """Whether an object this accumulation keeps verbatim may hold an unpaired surrogate or a non-finite
-        number: :attr:`kept_odd`, or the event the kept usage object came from escapes a surrogate or (when any
-        event held one) ``NaN`` / ``Infinity``. A usage object that replaces the last one (most events of some
-        routes carry one) is looked at once, here, not as each one arrives."""
+        number: :attr:`kept_odd`, or the event the kept usage object came from escapes a surrogate. A usage
+        object that replaces the last one (most events of some routes carry one) is looked at once, here, not
+        as each one arrives."""
         if self.kept_odd:
             return True
-        data = self._usage_data
-        return may_hold_surrogate(data) or (self._constant_seq != 0 and data != "" and holds_constant(data))
+        return may_hold_surrogate(self._usage_data)
 
     def _whole_string(self, value: str) -> bool:
         """A string taken whole from one event (a call's name or id, the response id, the model, a
@@ -960,7 +957,7 @@ class RouteAccumulator:
         if not self._hold(size):
             return False
         self._item_chars = total
-        if self._constant_seq == seq or may_hold_surrogate(data):
+        if may_hold_surrogate(data):
             self.kept_odd = True
         return True
 
