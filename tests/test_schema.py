@@ -384,6 +384,31 @@ def test_problem_descriptions_never_contain_instance_values_or_undeclared_keys()
     assert all(CANARY not in p for p in result)
 
 
+def test_a_member_checked_by_additional_properties_is_named_only_when_the_schema_declares_its_name() -> None:
+    # "a" is declared by required, "b" by another object's properties; "z" by nothing: written "*".
+    schema = {"type": "object", "required": ["a"], "additionalProperties": {"type": "integer"},
+              "properties": {"n": {"properties": {"b": {}}}}}
+    instance = {"a": "x", "b": "y", "z": CANARY, "n": {}}
+    assert problems(schema, instance) == ["/a: type", "/b: type", "/*: type"]
+
+
+@pytest.mark.host
+def test_the_jsonschema_adapter_names_the_same_members_under_additional_properties() -> None:
+    pytest.importorskip("jsonschema")
+    schema = {"type": "object", "required": ["a"], "additionalProperties": {"type": "integer"},
+              "properties": {"n": {"properties": {"b": {}}}}}
+    instance = {"a": "x", "b": "y", "z": CANARY, "n": {}}
+    assert sorted(JsonschemaValidator(schema)(instance)) == sorted(problems(schema, instance))
+
+
+@pytest.mark.host
+def test_the_jsonschema_adapter_reports_a_problem_found_twice_at_one_place_once() -> None:
+    pytest.importorskip("jsonschema")
+    validator = JsonschemaValidator({"allOf": [{"type": "string"}, {"type": "string", "minLength": 2}]})
+    assert validator(5) == ["(root): type"]  # both branches' "type" at the root: one problem
+    assert validator("a") == ["(root): minLength"]
+
+
 def test_callable_validator_exception_text_never_appears() -> None:
     def explode(instance: object) -> bool:
         raise ValueError(f"bad value {instance!r}")
@@ -624,9 +649,11 @@ def wrapped(levels: int, wrap: Callable[[object], object]) -> object:
     return schema
 
 
-#: One schema nesting level each: an ``items``, an ``anyOf`` branch, a ``properties`` member.
+#: One schema nesting level each: an ``items``, an ``anyOf`` branch, a ``properties`` member, an
+#: ``additionalProperties`` schema.
 NESTINGS = {"items": lambda s: {"items": s}, "anyOf": lambda s: {"anyOf": [s]},
-            "properties": lambda s: {"properties": {"a": s}}}
+            "properties": lambda s: {"properties": {"a": s}},
+            "additionalProperties": lambda s: {"additionalProperties": s}}
 
 
 @pytest.mark.parametrize("wrap", NESTINGS.values(), ids=NESTINGS.keys())

@@ -275,6 +275,8 @@ class _Compiler:
         self.defs: dict[str, dict[str, _Node]] = {"$defs": {}, "definitions": {}}
         dialect = schema.get("$schema") if isinstance(schema, Mapping) else None
         self.old_dialect = isinstance(dialect, str) and _OLD_DIALECT.search(dialect) is not None
+        #: The member names the schema spells (see the module docstring): a pointer shows only these.
+        self.declared = _declared_names(schema)
         self.root = _Node("#")
         if isinstance(schema, Mapping):
             # Placeholders first, so a $ref may point at a definition not compiled yet (or at itself).
@@ -566,13 +568,12 @@ def _build_object(c: _Compiler, s: Mapping[str, object], where: str, level: int,
     additional = s.get("additionalProperties", True)
     closed = additional is False
     extra: _Node | None = None
-    if not isinstance(additional, bool):
-        if not isinstance(additional, Mapping):
-            raise UsageError(f"invalid schema: additionalProperties must be a schema (at {_where(where)})")
+    if not isinstance(additional, bool):  # (a schema: compile refuses anything else, naming where)
         extra = c.compile(additional, f"{where}/additionalProperties", level + 1)
         if not extra.checks:
             extra = None
     checked = [(name, seg, sub) for name, (seg, sub) in properties.items() if sub.checks]
+    declared = c.declared
 
     def check(instance: object, path: _Path, depth: int, sink: _Sink) -> None:
         if not isinstance(instance, dict):
@@ -589,7 +590,7 @@ def _build_object(c: _Compiler, s: Mapping[str, object], where: str, level: int,
         elif extra is not None:
             for key, value in instance.items():
                 if key not in properties:
-                    _run(extra, value, (path, "/*"), depth + 1, sink)
+                    _run(extra, value, (path, _escape(key) if key in declared else "/*"), depth + 1, sink)
 
     return check
 
