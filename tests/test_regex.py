@@ -341,3 +341,37 @@ def test_one_state_more_than_the_limit_is_refused() -> None:
 
 def test_a_new_pattern_has_done_no_work() -> None:
     assert Pattern(r"^(a+)+\b$").work == 0
+
+
+# -- from a full mutation run (2026-12-05): what the bounds-only tests above let through -----------------------
+
+def test_the_work_counts_the_closure_at_the_end_of_the_text_exactly_once() -> None:
+    # "^$" compiles to three states (the two assertions and the match), all visited by the one closure an empty
+    # text needs; the second search finds the answer cached on the state.
+    compiled = Pattern("^$")
+    assert compiled.search("") is True and compiled.work == 3
+    assert compiled.search("") is True and compiled.work == 3
+
+
+def test_an_anchored_pattern_stops_at_the_first_character_that_cannot_start_it() -> None:
+    # A match can begin only at position 0, so no later character restarts it: the first "x" ends the search
+    # (its one closure visits the "^" and the "a"), and no DFA state is built past the start.
+    compiled = Pattern("^ab")
+    assert compiled.search("x" * 1000) is False
+    assert compiled.work == 1000 + 2 and len(compiled._states) == 1
+    unanchored = Pattern("ab")  # restarts at every character: a second state, the one it stays in
+    assert unanchored.search("x" * 1000) is False and len(unanchored._states) == 2
+
+
+def test_the_dfa_cache_never_holds_more_states_than_its_ceiling() -> None:
+    compiled = Pattern("a")
+    for i in range(2 * MAX_DFA_STATES + 1):
+        compiled._state(frozenset((i,)), 0)
+        assert 1 <= len(compiled._states) <= MAX_DFA_STATES
+
+
+def test_a_class_range_of_one_character_and_a_class_backspace() -> None:
+    assert Pattern("^[a-a]$").search("a") and not Pattern("^[a-a]$").search("b")
+    backspace = Pattern(r"^[\b]$")
+    assert backspace.search("\x08") and not backspace.search("\t") and not backspace.search("\x07")
+    assert re.search(r"^[\b]$", "\x08") is not None  # (Python's re reads it the same way)
