@@ -26,9 +26,8 @@ result that would commit (:func:`value_problem`), only when its event's JSON esc
 (:func:`may_hold_surrogate`, one C-level search of the events kept), or when any event held ``NaN`` /
 ``Infinity`` (the envelope's scanner refuses those constants, at no cost to other events, and the reference
 path then reads the event and asks for the check), and a result that does not commit shows it with U+FFFD
-and ``null``
-(:func:`shown_value`). A kept number that overflows (``1e999``) is not looked for: see ``_routes/_base.py``.
-Provisional deltas never hold a surrogate (:func:`held_back`).
+and ``null`` (:func:`shown_value`). A kept number that overflows (``1e999``) is not looked for: see
+``_routes/_base.py``. Provisional deltas never hold a surrogate (:func:`held_back`).
 
 Stages of the ``payload_error`` they cause (see ``_routes/_base.py``): :data:`UNPAIRED_SURROGATE`,
 :data:`NON_FINITE_NUMBER`.
