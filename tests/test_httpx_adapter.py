@@ -483,6 +483,9 @@ def test_a_cut_responses_stream_resumes_with_a_get_after_the_last_number_to_the_
     assert (headers["authorization"], headers["x-tag"], headers["accept"]) == ("Bearer k-1", "t1", "text/event-stream")
     assert "content-type" not in headers and "content-length" not in headers and "last-event-id" not in headers
     assert server.requests_to(url) == 1 and server.requests_to(again) == 1 and out.probe.all_closed()
+    # The sync driver's watchdog of each request (a thread) is stopped and joined when the request is done with:
+    # the first one's when the resume starts, the second one's when the attempt ends.
+    assert not [t for t in threading.enumerate() if t.name == "webclient-httpx-watchdog" and t.is_alive()]
 
 
 @pytest.mark.parametrize("flavour", FLAVOURS)
