@@ -279,6 +279,29 @@ def test_gate_refusal_closes_the_response_unread(server: SSETestServer, flavour:
     assert out.probe.all_closed() and server.exchange(url).disconnected.wait(DISCONNECT_WITHIN_S)
 
 
+class _SocketlessTransport(httpx.HTTPTransport):
+    """A transport that shows the sync driver no socket (neither the connect trace nor ``network_stream``), as a
+    custom or mocking transport may: its watchdog cannot shut a stalled read down."""
+
+    def handle_request(self, request: Any) -> Any:
+        request.extensions.pop("trace", None)
+        response = super().handle_request(request)
+        response.extensions.pop("network_stream", None)
+        return response
+
+
+def test_without_a_socket_the_sync_driver_hands_the_idle_deadline_to_httpx_as_its_read_timeout(
+        server: SSETestServer) -> None:
+    url = server.url(Script([Send(CHAT_HEAD), Stall(6)]))
+    attempt = Attempt("openai-chat", url, json={"model": "m", "stream": True}, deadlines=Deadlines(idle=0.3))
+    started = time.monotonic()
+    with httpx.Client(transport=_SocketlessTransport()) as client:
+        updates = list(attempt.updates(client))
+    elapsed = time.monotonic() - started
+    assert attempt.result is not None and (attempt.result.outcome.value, attempt.result.stage) == ("timeout", "idle")
+    assert isinstance(updates[-1], Failed) and elapsed < 4  # (without the read timeout: the stall's 6 s, then EOF)
+
+
 @pytest.mark.parametrize("flavour", FLAVOURS)
 def test_idle_timeout_closes_the_connection_the_server_sees_it(server: SSETestServer, flavour: str) -> None:
     url = server.url(Script([Send(CHAT_HEAD), Stall(30)]))
