@@ -126,25 +126,31 @@ def test_a_string_taken_whole_that_holds_a_surrogate_is_refused_before_anything_
 
 # -- objects kept verbatim --------------------------------------------------------------------------------------
 
-def kept(value: str) -> dict[str, tuple[str, bytes]]:
-    """Streams that keep ``value`` inside an object kept verbatim, one per route and kind of object."""
+def kept(value: str = "t", number: float = 0) -> dict[str, tuple[str, bytes]]:
+    """Streams that keep the string ``value`` and ``number`` inside an object kept verbatim, one per route and way
+    of keeping it (an event kept as it came, usage merged into the kept object, usage replacing the last one)."""
     citation = {"type": "char_location", "cited_text": "c", "document_index": 0, "document_title": value,
-                "start_char_index": 0, "end_char_index": 1}
-    annotation = {"type": "url_citation", "url": "https://example.com/", "title": value, "start_index": 0,
+                "start_char_index": number, "end_char_index": 1}
+    annotation = {"type": "url_citation", "url": "https://example.com/", "title": value, "start_index": number,
                   "end_index": 1}
+    usage = {"tier": value, "cost": number}
     return {
         "anthropic-citation": (ANTHROPIC, message(
             start(0, {"type": "text", "text": ""}), delta(0, type="text_delta", text="a"),
             delta(0, type="citations_delta", citation=citation), stop(0))),
-        "anthropic-usage": (ANTHROPIC, message(*text(0, "a"), head=anthropic_start(
-            usage={"input_tokens": 3, "service_tier": value}))),
+        "anthropic-merged-usage": (ANTHROPIC, message(*text(0, "a"), head=anthropic_start(
+            usage={"input_tokens": 3, **usage}))),
         "chat-logprobs": (CHAT, chat(chat_chunk({**ch(content="a"), "logprobs": {
-            "content": [{"token": value, "logprob": -0.1, "bytes": None, "top_logprobs": []}]}}))),
-        "chat-usage": (CHAT, chat(chat_chunk(ch(content="a")), chat_chunk(usage={"total_tokens": 3, "tier": value}))),
+            "content": [{"token": value, "logprob": number, "bytes": None, "top_logprobs": []}]}}))),
+        "chat-usage": (CHAT, chat(chat_chunk(ch(content="a")), chat_chunk(usage={"total_tokens": 3, **usage}))),
         "responses-annotation": (RESPONSES, stream(*message_item(0, "a")[:3], ev(
             "response.output_text.annotation.added", item_id="msg_0", output_index=0, content_index=0,
             annotation_index=0, annotation=annotation), *message_item(0, "a")[3:])),
-        "gemini-code-part": (GEMINI, gemini({"text": "a"}, {"executableCode": {"language": "PYTHON", "code": value}})),
+        "responses-usage": (RESPONSES, stream(*message_item(0, "a"), terminal=ev(
+            "response.completed", response={"id": "resp_1", "status": "completed", "usage": usage}))),
+        "gemini-code-part": (GEMINI, gemini({"text": "a"}, {"executableCode": {"language": "PYTHON", "code": value,
+                                                                               "score": number}})),
+        "gemini-usage": (GEMINI, gemini({"text": "a"}, usageMetadata={"totalTokenCount": 3, **usage})),
     }
 
 
@@ -224,7 +230,8 @@ def test_accepted_stop_reasons_with_a_surrogate_are_a_usage_error() -> None:
 
 # -- NaN and Infinity in objects kept verbatim ------------------------------------------------------------------
 
-#: A number the streams below put where each route keeps it verbatim; each test writes a constant in its place.
+#: A number the streams of :func:`kept` put where each route keeps it verbatim; each test writes a constant in
+#: its place.
 MARK = 4242.5
 CONSTANTS = ("NaN", "Infinity", "-Infinity")
 
@@ -234,51 +241,24 @@ def strictly_encoded(result: StreamResult) -> str:
     return json.dumps(result.to_dict(), ensure_ascii=False, allow_nan=False).encode().decode()
 
 
-def kept_number() -> dict[str, tuple[str, bytes]]:
-    """Streams that keep :data:`MARK` inside an object kept verbatim, one per route and way of keeping it
-    (an event kept as it came, usage merged into the kept object, usage replacing the last one)."""
-    citation = {"type": "char_location", "cited_text": "c", "document_index": 0, "document_title": "t",
-                "start_char_index": MARK, "end_char_index": 1}
-    annotation = {"type": "url_citation", "url": "https://example.com/", "title": "t", "start_index": MARK,
-                  "end_index": 1}
-    return {
-        "anthropic-citation": (ANTHROPIC, message(
-            start(0, {"type": "text", "text": ""}), delta(0, type="text_delta", text="a"),
-            delta(0, type="citations_delta", citation=citation), stop(0))),
-        "anthropic-merged-usage": (ANTHROPIC, message(*text(0, "a"), head=anthropic_start(
-            usage={"input_tokens": 3, "cache_ratio": MARK}))),
-        "chat-logprobs": (CHAT, chat(chat_chunk({**ch(content="a"), "logprobs": {
-            "content": [{"token": "a", "logprob": MARK, "bytes": None, "top_logprobs": []}]}}))),
-        "chat-usage": (CHAT, chat(chat_chunk(ch(content="a")), chat_chunk(usage={"total_tokens": 3, "cost": MARK}))),
-        "responses-annotation": (RESPONSES, stream(*message_item(0, "a")[:3], ev(
-            "response.output_text.annotation.added", item_id="msg_0", output_index=0, content_index=0,
-            annotation_index=0, annotation=annotation), *message_item(0, "a")[3:])),
-        "responses-usage": (RESPONSES, stream(*message_item(0, "a"), terminal=ev(
-            "response.completed", response={"id": "resp_1", "status": "completed", "usage": {"cost": MARK}}))),
-        "gemini-code-part": (GEMINI, gemini({"text": "a"}, {"executableCode": {"language": "PYTHON", "code": "x",
-                                                                               "score": MARK}})),
-        "gemini-usage": (GEMINI, gemini({"text": "a"}, usageMetadata={"totalTokenCount": 3, "score": MARK})),
-    }
-
-
 def with_constant(data: bytes, constant: str) -> bytes:
     assert data.count(str(MARK).encode()) == 1
     return data.replace(str(MARK).encode(), constant.encode())
 
 
-@pytest.mark.parametrize("name", kept_number().keys())
+@pytest.mark.parametrize("name", kept(number=MARK).keys())
 def test_an_object_kept_verbatim_with_a_finite_number_commits_it(name: str) -> None:
-    route, data = kept_number()[name]
+    route, data = kept(number=MARK)[name]
     result, _ = check(route, data)
     assert (result.outcome.value, result.stage) == ("complete", None)
     assert str(MARK) in strictly_encoded(result)
 
 
 @pytest.mark.parametrize("constant", CONSTANTS)
-@pytest.mark.parametrize("name", kept_number().keys())
+@pytest.mark.parametrize("name", kept(number=MARK).keys())
 def test_an_object_kept_verbatim_with_nan_or_infinity_fails_the_answer_and_the_result_shows_null(
         name: str, constant: str) -> None:
-    route, data = kept_number()[name]
+    route, data = kept(number=MARK)[name]
     result, _ = check(route, with_constant(data, constant))
     assert (result.outcome.value, result.stage) == ("payload_error", "non_finite_number")
     assert not result.committed and result.text == "a"
@@ -296,7 +276,7 @@ def test_nan_where_the_route_keeps_nothing_does_not_fail_the_answer() -> None:
 
 def test_nan_in_an_event_with_whitespace_around_its_json_is_found_too() -> None:
     # Both take the reference path (the scanner takes neither whole): only the constant marks the event.
-    route, data = kept_number()["chat-logprobs"]
+    route, data = kept(number=MARK)["chat-logprobs"]
     spaced = with_constant(data, "NaN").replace(b"data: {", b"data:  {", 1)  # (the data then starts with a space)
     result, _ = check(route, spaced)
     assert (result.outcome.value, result.stage) == ("payload_error", "non_finite_number")
@@ -310,7 +290,7 @@ def test_a_kept_usage_with_nan_that_a_later_usage_replaces_commits() -> None:
 
 
 def test_a_cut_answer_that_kept_nan_shows_it_as_null() -> None:
-    route, data = kept_number()["anthropic-citation"]
+    route, data = kept(number=MARK)["anthropic-citation"]
     cut = with_constant(data, "Infinity")
     cut = cut[: cut.index(b"event: content_block_stop")]
     result, _ = check(route, cut)

@@ -384,21 +384,21 @@ def test_problem_descriptions_never_contain_instance_values_or_undeclared_keys()
     assert all(CANARY not in p for p in result)
 
 
+#: "a" is declared by ``required``, "b" by another object's ``properties``; "z" by nothing: written "*".
+DECLARED_SCHEMA = {"type": "object", "required": ["a"], "additionalProperties": {"type": "integer"},
+                   "properties": {"n": {"properties": {"b": {}}}}}
+DECLARED_INSTANCE = {"a": "x", "b": "y", "z": CANARY, "n": {}}
+
+
 def test_a_member_checked_by_additional_properties_is_named_only_when_the_schema_declares_its_name() -> None:
-    # "a" is declared by required, "b" by another object's properties; "z" by nothing: written "*".
-    schema = {"type": "object", "required": ["a"], "additionalProperties": {"type": "integer"},
-              "properties": {"n": {"properties": {"b": {}}}}}
-    instance = {"a": "x", "b": "y", "z": CANARY, "n": {}}
-    assert problems(schema, instance) == ["/a: type", "/b: type", "/*: type"]
+    assert problems(DECLARED_SCHEMA, DECLARED_INSTANCE) == ["/a: type", "/b: type", "/*: type"]
 
 
 @pytest.mark.host
 def test_the_jsonschema_adapter_names_the_same_members_under_additional_properties() -> None:
     pytest.importorskip("jsonschema")
-    schema = {"type": "object", "required": ["a"], "additionalProperties": {"type": "integer"},
-              "properties": {"n": {"properties": {"b": {}}}}}
-    instance = {"a": "x", "b": "y", "z": CANARY, "n": {}}
-    assert sorted(JsonschemaValidator(schema)(instance)) == sorted(problems(schema, instance))
+    assert sorted(JsonschemaValidator(DECLARED_SCHEMA)(DECLARED_INSTANCE)) == sorted(
+        problems(DECLARED_SCHEMA, DECLARED_INSTANCE))
 
 
 @pytest.mark.host

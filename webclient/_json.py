@@ -119,7 +119,7 @@ def loads_strict(text: str) -> Any:
     # is its value; anything else (whitespace, or nothing to take at 0) goes to ``decode``, which
     # decides. An error inside the text is the one ``decode`` would raise: it starts at 0 either way.
     try:
-        value, end = _STRICT_SCAN(text, 0)
+        value, end = strict_scan(text, 0)
     except StopIteration:
         return _STRICT_DECODER.decode(text)
     if end != len(text):
@@ -133,10 +133,9 @@ def _refuse_constant(name: str) -> Any:
 
 #: The decoder :func:`loads_strict` uses: ``json.loads``'s defaults but for ``parse_constant``.
 _STRICT_DECODER = json.JSONDecoder(parse_constant=_refuse_constant)
-_STRICT_SCAN: Any = _STRICT_DECODER.scan_once  # type: ignore[attr-defined]
 #: ``strict_scan(text, 0) -> (value, end)``: the scanner ``json.loads`` ends in, but raising ``ValueError`` at
 #: ``NaN``, ``Infinity`` and ``-Infinity`` (``parse_constant`` is called only there: no cost on other texts).
-strict_scan: Any = _STRICT_SCAN
+strict_scan: Any = _STRICT_DECODER.scan_once  # type: ignore[attr-defined]
 
 
 def holds_constant(text: str) -> bool:
