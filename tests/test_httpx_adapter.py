@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+import anyio
 import pytest
 
 from tests.bridge_streams import (
@@ -892,3 +893,92 @@ def test_a_cancel_landing_before_the_interrupt_is_installed_still_stops_the_send
     assert attempt.result is not None and (attempt.result.outcome.value, attempt.result.stage) == (
         "cancelled", "caller")
     assert isinstance(updates[-1], Failed) and time.monotonic() - started < 10
+
+
+# -- the async driver: a cancel landing while a response is being closed ----------------------------------------
+# Closing an httpx response is an await (the connection goes back to the pool or is shut down), so a caller's
+# cancel can land in it. The driver shields every close: the transport always finishes closing, where an
+# interrupted close would leave the connection half closed for good (httpx marks the response closed before it
+# awaits the stream's close, so a second close does nothing).
+
+class _SlowClosingBody(httpx.AsyncByteStream):
+    """``body``, then (``stall``) nothing more until cancelled. Its close calls ``on_close`` as it starts, then
+    takes a few event-loop turns; ``closed`` is set only when it has finished."""
+
+    def __init__(self, body: bytes, stall: bool = False) -> None:
+        self._body, self._stall = body, stall
+        self.on_close: Any = None
+        self.closed = False
+
+    async def __aiter__(self) -> Any:
+        yield self._body
+        if self._stall:
+            await anyio.sleep_forever()
+
+    async def aclose(self) -> None:
+        if self.on_close is not None:
+            self.on_close()
+        await anyio.sleep(0.05)
+        self.closed = True
+
+
+def _cancelled_during_a_close(route: str, bodies: list[_SlowClosingBody], closing: int | None,
+                              **options: Any) -> tuple[StreamResult | None, int]:
+    """Serve ``bodies`` in turn to one async Attempt inside an anyio cancel scope; cancel that scope as body
+    ``closing`` starts to close, or (``None``) 0.05 s after the first update, while the driver waits for a
+    read. Returns the attempt's result and the number of bodies served."""
+    served: list[_SlowClosingBody] = []
+
+    def handler(request: Any) -> Any:
+        served.append(bodies[len(served)])
+        return httpx.Response(200, headers={"content-type": "text/event-stream"}, stream=served[-1])
+
+    attempt = Attempt(route, "http://127.0.0.1:9/v1", json={"model": "m", "stream": True}, **options)
+
+    async def main() -> None:
+        first = None
+        async with httpx.AsyncClient(transport=httpx.MockTransport(handler)) as client:
+            with anyio.CancelScope() as outer:
+                if closing is not None:
+                    bodies[closing].on_close = outer.cancel
+                async with contextlib.aclosing(attempt.aupdates(client)) as updates:
+                    async for update in updates:
+                        if closing is None and first is None:
+                            asyncio.get_running_loop().call_later(0.05, outer.cancel)
+                        first = update
+            assert outer.cancel_called
+
+    run_async(main)
+    return attempt.result, len(served)
+
+
+def test_a_cancel_while_the_driver_waits_for_a_read_lets_the_response_finish_closing() -> None:
+    body = _SlowClosingBody(CHAT_HEAD, stall=True)
+
+    result, _ = _cancelled_during_a_close("openai-chat", [body], None)
+
+    assert body.closed
+    assert result is not None and (result.outcome.value, result.stage) == ("cancelled", "caller")
+
+
+def test_a_cancel_landing_in_the_close_after_the_answer_ended_lets_the_close_finish_and_keeps_the_commit() -> None:
+    """The answer is whole but the body stays open (a socket-holding proxy): the driver closes it when the terminal
+    grace has passed. (At a clean end of the body httpx closes the response itself, inside the driver's read.)"""
+    body = _SlowClosingBody(CHAT, stall=True)
+
+    result, _ = _cancelled_during_a_close("openai-chat", [body], 0, deadlines=Deadlines(terminal_grace=0.05))
+
+    assert body.closed
+    assert result is not None and result.committed
+
+
+def test_a_cancel_landing_in_the_close_of_a_response_with_a_gap_before_its_resume_lets_the_close_finish() -> None:
+    """A numbered event is missing and the body stays open: the driver closes it before it asks for the rest."""
+    k = numbered(USAGE)[10]
+    gap = _SlowClosingBody(from_event(USAGE, 0, k) + from_event(USAGE, k + 1), stall=True)
+    rest = _SlowClosingBody(from_event(USAGE, k - 3))
+
+    result, _ = _cancelled_during_a_close("openai-responses", [gap, rest], 0, resume=RESUME)
+
+    assert gap.closed
+    assert result is not None and (result.outcome.value, result.stage) == ("cancelled", "caller")
