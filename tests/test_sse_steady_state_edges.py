@@ -256,6 +256,21 @@ def test_a_keep_alive_comment_ending_a_block_whose_id_line_came_in_an_earlier_fe
         assert observed[3] == 1  # (comment_lines)
 
 
+
+def test_a_line_trip_after_an_event_whose_id_line_came_in_an_earlier_feed_keeps_that_id_as_the_last() -> None:
+    # Line ceiling 40 (the steady state takes 34 characters). The id line and the start of an event come in one feed,
+    # the event's blank line in the next, which the separator of any type splits: its first part completes the
+    # event, its second is one 41-character event line, which trips the ceiling. The blank line that dispatched
+    # the event came first and set the last event id (WHATWG), so the trip leaves it "7", under every chunking.
+    limits = Limits(max_line_chars=40)
+    feeds = ["event: a\ndata: 1\n\nevent: b\ndata: 2\n\n", "id: 7\nevent: c\ndata: x",
+             "\n\nevent: " + "z" * 34 + "\n\nevent: "]
+    observed = _observed([feed.encode() for feed in feeds], limits)
+    expected = [SSEEvent("a", "1", ""), SSEEvent("b", "2", ""), SSEEvent("c", "x", "7")]
+    assert (observed[0], observed[2], getattr(observed[6], "stage", None)) == (expected, "7", "line")
+    assert assert_chunking_invariant(lambda chunks: _observed(chunks, limits), "".join(feeds).encode()) == observed
+
+
 def _typed(names: list[str], start: int = 0) -> str:
     return "".join(f"event: {name}\ndata: {start + i}\n\n" for i, name in enumerate(names))
 
