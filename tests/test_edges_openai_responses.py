@@ -587,9 +587,16 @@ def test_a_call_whose_item_names_another_tool_when_it_closes_is_item_mismatch_an
     # The client would run "weather" while the assistant message it sends back (the items as
     # output_item.done sent them) names "delete_files".
     data = stream(added(0, **function(arguments="")), done(0, **function(name="delete_files", arguments="{}")))
-    result, _ = check(ROUTE, data)
+    result, updates = check(ROUTE, data)
     assert (result.outcome.value, result.stage) == ("protocol_error", "item_mismatch")
-    assert [c.ready for c in result.tool_calls] == [False]
+    assert_call_left_as_added(result, updates)
+
+
+def assert_call_left_as_added(result: Any, updates: list[dict[str, Any]]) -> None:
+    """Nothing of a closing item refused for its call's name or id is taken: the one call is neither closed nor
+    validated (nor ready), and no update follows the one that announced it."""
+    assert [(c.ready, c.state, c.arguments) for c in result.tool_calls] == [(False, "streaming", None)]
+    assert [u["kind"] for u in updates] == ["tool_call"]
 
 
 def test_a_call_opened_without_a_name_takes_its_items_name_at_close_and_one_never_named_is_never_ready() -> None:
@@ -605,11 +612,20 @@ def test_a_call_opened_without_a_name_takes_its_items_name_at_close_and_one_neve
 
 
 @pytest.mark.parametrize("name", [5, ["weather"], {"n": "weather"}], ids=["int", "list", "object"])
-def test_a_closed_items_name_that_is_not_a_string_is_envelope(name: Any) -> None:
-    data = stream(added(0, **function(arguments="")), done(0, **function(name=name, arguments="{}")))
-    result, _ = check(ROUTE, data)
+@pytest.mark.parametrize("added_name", ["weather", None], ids=["named", "unnamed"])
+def test_a_closed_items_name_that_is_not_a_string_is_envelope(name: Any, added_name: str | None) -> None:
+    data = stream(added(0, **function(name=added_name, arguments="")), done(0, **function(name=name, arguments="{}")))
+    result, updates = check(ROUTE, data)
     assert (result.outcome.value, result.stage) == ("protocol_error", "envelope")
-    assert [c.ready for c in result.tool_calls] == [False]
+    assert_call_left_as_added(result, updates)
+
+
+def test_a_name_holding_a_lone_surrogate_given_at_close_to_an_unnamed_call_is_refused_and_not_taken() -> None:
+    data = stream(added(0, **function(name=None, arguments="")), done(0, **function(name="w\ud800", arguments="{}")))
+    result, updates = check(ROUTE, data)
+    assert (result.outcome.value, result.stage) == ("payload_error", "unpaired_surrogate")
+    assert_call_left_as_added(result, updates)
+    assert [c.name for c in result.tool_calls] == [None]
 
 
 def test_argument_deltas_before_a_late_name_are_announced_without_it_under_every_chunking() -> None:
@@ -632,9 +648,10 @@ def test_a_call_added_without_a_call_id_takes_its_items_call_id_at_close_and_ano
                                                                                          arguments="{}")))
     assert calls(check(ROUTE, stand_in)[0]) == [("it_0", "weather", "valid", True, {})]
     other = stream(added(0, **function(arguments="")), done(0, **function(call_id="call_2", arguments="{}")))
-    result, _ = check(ROUTE, other)
+    result, updates = check(ROUTE, other)
     assert (result.outcome.value, result.stage) == ("protocol_error", "item_mismatch")
-    assert [(c.id, c.ready) for c in result.tool_calls] == [("call_1", False)]
+    assert [c.id for c in result.tool_calls] == ["call_1"]
+    assert_call_left_as_added(result, updates)
 
 
 @pytest.mark.parametrize("call_id", [0, [], {}, 5, ["call_1"]],
