@@ -880,6 +880,23 @@ def test_a_message_whose_surrogate_pair_was_split_across_deltas_matches_the_comp
     assert (result.outcome.value, result.text) == ("complete", "a\U0001f600")
 
 
+@pytest.mark.parametrize("where", ["arguments_done", "item_done"])
+def test_arguments_that_come_whole_at_close_past_the_tool_input_ceiling_are_buffer_limit_and_the_call_stays_open(
+        where: str) -> None:
+    # No delta came: the input is the `.done` event's (or, without one, the closing item's), charged whole.
+    arguments = '{"city": "Paris"}'
+    events = call_item(0, done=arguments if where == "arguments_done" else None, item_done=arguments)
+    result, updates = check(ROUTE, stream(*events), limits=Limits(max_tool_input_chars=len(arguments) - 1))
+    assert (result.outcome.value, result.stage) == ("buffer_limit", "tool_input")
+    assert_call_left_as_added(result, updates)
+    # the closing item was not taken: the item and its call stay open, the item as added
+    assert result.telemetry.open_payload_accumulator_count == 2
+    assert result.assistant_message == [events[0][1]["item"]]
+    result, _ = check(ROUTE, stream(*events), limits=Limits(max_tool_input_chars=len(arguments)))
+    assert (result.outcome.value, calls(result)) == ("complete", [("call_0", "weather", "valid", True,
+                                                                    {"city": "Paris"})])
+
+
 def test_a_whole_item_call_past_the_tool_input_ceiling_is_buffer_limit_and_never_validated() -> None:
     item = {"type": "computer_call", "id": "cu_1", "call_id": "call_c", "action": {"type": "click", "x": 1, "y": 2},
             "pending_safety_checks": []}
