@@ -277,6 +277,18 @@ def test_server_tool_input_has_the_tool_input_ceiling() -> None:
     assert blocks(result) == [SERVER]  # nothing parsed: the block never closed
 
 
+def test_a_server_tool_input_fragment_refused_by_the_tool_input_ceiling_is_not_charged() -> None:
+    # The ceiling refuses the second fragment: nothing of it is charged to the retained account, which stays
+    # what the events before it left.
+    body = [start(0, SERVER), delta(0, type="input_json_delta", partial_json='{"q":')]
+    head = sse(*((e["type"], e) for e in [START, *body]))
+    limits = Limits(max_tool_input_chars=9)
+    data = message(*body, delta(0, type="input_json_delta", partial_json='"ab"}'), stop(0))
+    session = replay(ROUTE, [data], limits=limits)
+    assert session.result is not None and session.result.stage == "tool_input"
+    assert session.retained_chars == replay(ROUTE, [head], limits=limits).retained_chars
+
+
 @pytest.mark.parametrize(("fragment", "stage"), [('{"q": ', "tool_json"), ("[1]", "tool_not_object")])
 def test_server_tool_input_that_is_not_a_json_object_is_payload_error(fragment: str, stage: str) -> None:
     data = message(start(0, SERVER), delta(0, type="input_json_delta", partial_json=fragment), stop(0))

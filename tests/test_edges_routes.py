@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tests.route_fixtures import check, outcome_of, sse
+from tests.route_fixtures import check, outcome_of, replay, sse
 from webclient import Limits
 from webclient._routes import ROUTES, StopCategory
 from webclient._updates import TOOL_CALL_KINDS
@@ -187,6 +187,19 @@ def test_the_citation_ceiling_counts_citations() -> None:
     assert (result.outcome.value, result.stage, result.citations) == ("buffer_limit", "citations", (cite,))
 
 
+def test_a_citation_whose_event_passes_the_item_ceiling_is_not_kept() -> None:
+    cite = {"type": "char_location", "cited_text": "x" * 30}
+    data = anthropic(*block(0, {"type": "text", "text": ""}, {"type": "citations_delta", "citation": cite}))
+    def kept_under(ceiling: int) -> bool:
+        result = replay(ANTHROPIC, [data], limits=Limits(max_item_chars=ceiling)).result
+        return result is not None and bool(result.citations)
+
+    kept = next(n for n in range(1, 2000) if kept_under(n))
+    result, _ = check(ANTHROPIC, data, limits=Limits(max_item_chars=kept - 1))
+    assert (result.outcome.value, result.stage, result.citations) == ("buffer_limit", "items", ())
+    assert check(ANTHROPIC, data, limits=Limits(max_item_chars=kept))[0].outcome.value == "complete"
+
+
 def test_an_event_holding_several_kept_objects_is_charged_to_the_item_ceiling_once() -> None:
     source = {"uri": "u"}
     event = {"candidates": [{"content": {"parts": [{"text": "a"}]}, "finishReason": "STOP",
@@ -202,6 +215,16 @@ def test_an_event_holding_several_kept_objects_is_charged_to_the_item_ceiling_on
 
 def fn(index: int, name: str, args: str) -> dict[str, Any]:
     return {"index": index, "id": f"call_{index}", "type": "function", "function": {"name": name, "arguments": args}}
+
+
+def test_a_text_delta_refused_by_the_retained_ceiling_ends_its_chunk_before_the_chunk_s_tool_call() -> None:
+    # One character short of the text's charge: the ceiling refuses it, and the call in the same delta (whose
+    # charge would fit in the room the text left) is not taken either.
+    data = sse(chat(ch(0, content="x" * 100, tool_calls=[fn(0, "f", "")])), chat(ch(0, finish="tool_calls")), "[DONE]")
+    taken = next(n for n in range(1, 5000) if replay(CHAT, [data], limits=Limits(max_retained_chars=n)).result.text)
+    result, updates = check(CHAT, data, limits=Limits(max_retained_chars=taken - 1))
+    assert (result.outcome.value, result.stage, result.text, result.tool_calls, updates) == (
+        "buffer_limit", "retained", "", (), [])
 
 
 def test_after_a_failing_choice_the_rest_of_the_chunk_is_not_taken() -> None:
