@@ -16,7 +16,16 @@ from typing import Any
 import pytest
 
 from tests.route_fixtures import check, outcome_of, replay, sse
-from tests.test_route_openai_responses import CREATED, ROUTE, call_item, completed, ev, message_item, stream
+from tests.test_route_openai_responses import (
+    CREATED,
+    IN_PROGRESS,
+    ROUTE,
+    call_item,
+    completed,
+    ev,
+    message_item,
+    stream,
+)
 from webclient import Limits
 
 pytestmark = pytest.mark.usefixtures("no_safety_net")
@@ -878,6 +887,17 @@ def test_a_message_whose_surrogate_pair_was_split_across_deltas_matches_the_comp
     data = stream(*message_item(0, "a\ud83d", "\ude00"), terminal=completed(output=[final_message(0, "a\U0001f600")]))
     result, _ = check(ROUTE, data)
     assert (result.outcome.value, result.text) == ("complete", "a\U0001f600")
+
+
+def test_a_part_of_an_unknown_type_added_to_no_item_is_unknown_block_and_charges_nothing_even_when_kept() -> None:
+    # With unknown types kept, an unknown part is charged to the item ceiling: not when its item is missing.
+    part = ev("response.content_part.added", item_id="nope", output_index=9, content_index=0,
+              part={"type": "hologram"})
+    head = sse(CREATED, IN_PROGRESS)
+    session = replay(ROUTE, [head + sse(part)], keep_unknown_items=True)
+    assert session.result is not None and session.result.stage == "unknown_block"
+    assert session.retained_chars == replay(ROUTE, [head], keep_unknown_items=True).retained_chars
+    assert outcome_of(ROUTE, stream(part), keep_unknown_items=True) == ("protocol_error", "unknown_block")
 
 
 @pytest.mark.parametrize("where", ["arguments_done", "item_done"])
