@@ -15,7 +15,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-import anyio
 import pytest
 
 from tests.bridge_streams import (
@@ -47,8 +46,10 @@ from tests.route_fixtures import merge_deltas
 from tests.sse_test_server import Abort, Pause, Script, Send, SSETestServer, Stall, sse_script
 from webclient import Committed, Deadlines, Failed, ResumePoint, ResumePolicy, StreamResult, UsageError
 
-# httpx is a host-only peer (absent inside Pyodide, where this module is then skipped at collection).
+# httpx (with anyio, which it brings) is a host-only peer (absent inside Pyodide, where this module is then
+# skipped at collection).
 httpx = pytest.importorskip("httpx")
+anyio = pytest.importorskip("anyio")
 webclient_httpx = pytest.importorskip("webclient.httpx")
 Attempt, arun, run = webclient_httpx.Attempt, webclient_httpx.arun, webclient_httpx.run
 
