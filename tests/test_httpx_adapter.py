@@ -983,3 +983,54 @@ def test_a_cancel_landing_in_the_close_of_a_response_with_a_gap_before_its_resum
 
     assert gap.closed
     assert result is not None and (result.outcome.value, result.stage) == ("cancelled", "caller")
+
+
+# -- found by a sampled mutation run of 2026-12-06 (60 mutants, seed 17) ----------------------------------------
+
+class _BrokenBody(httpx.SyncByteStream, httpx.AsyncByteStream):
+    """``head``, then the transport's read error (a connection reset, as httpx reports it)."""
+
+    def __init__(self, head: bytes) -> None:
+        self._head = head
+
+    def __iter__(self) -> Iterator[bytes]:
+        yield self._head
+        raise httpx.ReadError("reset")
+
+    async def __aiter__(self) -> Any:
+        yield self._head
+        raise httpx.ReadError("reset")
+
+
+def _mock_run(flavour: str, body: Any, deadlines: Deadlines | None = None) -> StreamResult:
+    """One Attempt of the given flavour whose response body is ``body``; returns its result."""
+    def handler(request: Any) -> Any:
+        return httpx.Response(200, headers={"content-type": "text/event-stream"}, stream=body)
+
+    options: dict[str, Any] = {} if deadlines is None else {"deadlines": deadlines}
+    attempt = Attempt("openai-chat", "http://127.0.0.1:9/v1", json={"model": "m", "stream": True}, **options)
+    if flavour == "sync":
+        with httpx.Client(transport=httpx.MockTransport(handler)) as client:
+            list(attempt.updates(client))
+    else:
+        async def main() -> None:
+            async with httpx.AsyncClient(transport=httpx.MockTransport(handler)) as client:
+                async for _ in attempt.aupdates(client):
+                    pass
+        run_async(main)
+    assert attempt.result is not None
+    return attempt.result
+
+
+@pytest.mark.parametrize("flavour", FLAVOURS)
+def test_a_transport_read_error_mid_stream_is_truncated_network_with_the_text_so_far(flavour: str) -> None:
+    result = _mock_run(flavour, _BrokenBody(CHAT_HEAD))
+    assert (result.outcome.value, result.stage) == ("truncated", "network")
+    assert result.text == "".join(TEXT_PARTS[:2])
+
+
+@pytest.mark.parametrize("flavour", FLAVOURS)
+def test_with_every_deadline_off_an_attempt_runs_to_its_commit(flavour: str) -> None:
+    result = _mock_run(flavour, httpx.ByteStream(CHAT),
+                       Deadlines(connect=None, first_event=None, idle=None, total=None, terminal_grace=None))
+    assert result.committed and result.text == "".join(TEXT_PARTS)
