@@ -837,11 +837,19 @@ class _LateBody(httpx.SyncByteStream):
         yield self._rest
 
 
-def _mock_attempt(handler: Any, deadlines: Deadlines) -> StreamResult:
-    attempt = Attempt("openai-chat", "http://127.0.0.1:9/v1", json={"model": "m", "stream": True},
-                      deadlines=deadlines)
-    with httpx.Client(transport=httpx.MockTransport(handler)) as client:
-        updates = list(attempt.updates(client))
+def _mock_attempt(handler: Any, deadlines: Deadlines | None = None, flavour: str = "sync") -> StreamResult:
+    """One Chat Attempt of the given flavour through a mock transport answering with ``handler``; its result."""
+    options: dict[str, Any] = {} if deadlines is None else {"deadlines": deadlines}
+    attempt = Attempt("openai-chat", "http://127.0.0.1:9/v1", json={"model": "m", "stream": True}, **options)
+    updates: list[Any] = []
+    if flavour == "sync":
+        with httpx.Client(transport=httpx.MockTransport(handler)) as client:
+            updates = list(attempt.updates(client))
+    else:
+        async def main() -> None:
+            async with httpx.AsyncClient(transport=httpx.MockTransport(handler)) as client:
+                updates.extend([update async for update in attempt.aupdates(client)])
+        run_async(main)
     assert attempt.result is not None and updates[-1].result is attempt.result
     return attempt.result
 
@@ -924,10 +932,10 @@ class _SlowClosingBody(httpx.AsyncByteStream):
 
 
 def _cancelled_during_a_close(route: str, bodies: list[_SlowClosingBody], closing: int | None,
-                              **options: Any) -> tuple[StreamResult | None, int]:
+                              **options: Any) -> StreamResult | None:
     """Serve ``bodies`` in turn to one async Attempt inside an anyio cancel scope; cancel that scope as body
     ``closing`` starts to close, or (``None``) 0.05 s after the first update, while the driver waits for a
-    read. Returns the attempt's result and the number of bodies served."""
+    read. Returns the attempt's result."""
     served: list[_SlowClosingBody] = []
 
     def handler(request: Any) -> Any:
@@ -950,13 +958,13 @@ def _cancelled_during_a_close(route: str, bodies: list[_SlowClosingBody], closin
             assert outer.cancel_called
 
     run_async(main)
-    return attempt.result, len(served)
+    return attempt.result
 
 
 def test_a_cancel_while_the_driver_waits_for_a_read_lets_the_response_finish_closing() -> None:
     body = _SlowClosingBody(CHAT_HEAD, stall=True)
 
-    result, _ = _cancelled_during_a_close("openai-chat", [body], None)
+    result = _cancelled_during_a_close("openai-chat", [body], None)
 
     assert body.closed
     assert result is not None and (result.outcome.value, result.stage) == ("cancelled", "caller")
@@ -967,7 +975,7 @@ def test_a_cancel_landing_in_the_close_after_the_answer_ended_lets_the_close_fin
     grace has passed. (At a clean end of the body httpx closes the response itself, inside the driver's read.)"""
     body = _SlowClosingBody(CHAT, stall=True)
 
-    result, _ = _cancelled_during_a_close("openai-chat", [body], 0, deadlines=Deadlines(terminal_grace=0.05))
+    result = _cancelled_during_a_close("openai-chat", [body], 0, deadlines=Deadlines(terminal_grace=0.05))
 
     assert body.closed
     assert result is not None and result.committed
@@ -979,7 +987,7 @@ def test_a_cancel_landing_in_the_close_of_a_response_with_a_gap_before_its_resum
     gap = _SlowClosingBody(from_event(USAGE, 0, k) + from_event(USAGE, k + 1), stall=True)
     rest = _SlowClosingBody(from_event(USAGE, k - 3))
 
-    result, _ = _cancelled_during_a_close("openai-responses", [gap, rest], 0, resume=RESUME)
+    result = _cancelled_during_a_close("openai-responses", [gap, rest], 0, resume=RESUME)
 
     assert gap.closed
     assert result is not None and (result.outcome.value, result.stage) == ("cancelled", "caller")
@@ -1002,35 +1010,21 @@ class _BrokenBody(httpx.SyncByteStream, httpx.AsyncByteStream):
         raise httpx.ReadError("reset")
 
 
-def _mock_run(flavour: str, body: Any, deadlines: Deadlines | None = None) -> StreamResult:
-    """One Attempt of the given flavour whose response body is ``body``; returns its result."""
-    def handler(request: Any) -> Any:
-        return httpx.Response(200, headers={"content-type": "text/event-stream"}, stream=body)
-
-    options: dict[str, Any] = {} if deadlines is None else {"deadlines": deadlines}
-    attempt = Attempt("openai-chat", "http://127.0.0.1:9/v1", json={"model": "m", "stream": True}, **options)
-    if flavour == "sync":
-        with httpx.Client(transport=httpx.MockTransport(handler)) as client:
-            list(attempt.updates(client))
-    else:
-        async def main() -> None:
-            async with httpx.AsyncClient(transport=httpx.MockTransport(handler)) as client:
-                async for _ in attempt.aupdates(client):
-                    pass
-        run_async(main)
-    assert attempt.result is not None
-    return attempt.result
+def _body(stream: Any) -> Any:
+    """A mock transport's handler answering every request with an event stream whose body is ``stream``."""
+    return lambda request: httpx.Response(200, headers={"content-type": "text/event-stream"}, stream=stream)
 
 
 @pytest.mark.parametrize("flavour", FLAVOURS)
 def test_a_transport_read_error_mid_stream_is_truncated_network_with_the_text_so_far(flavour: str) -> None:
-    result = _mock_run(flavour, _BrokenBody(CHAT_HEAD))
+    result = _mock_attempt(_body(_BrokenBody(CHAT_HEAD)), flavour=flavour)
     assert (result.outcome.value, result.stage) == ("truncated", "network")
     assert result.text == "".join(TEXT_PARTS[:2])
 
 
 @pytest.mark.parametrize("flavour", FLAVOURS)
 def test_with_every_deadline_off_an_attempt_runs_to_its_commit(flavour: str) -> None:
-    result = _mock_run(flavour, httpx.ByteStream(CHAT),
-                       Deadlines(connect=None, first_event=None, idle=None, total=None, terminal_grace=None))
+    result = _mock_attempt(_body(httpx.ByteStream(CHAT)),
+                           Deadlines(connect=None, first_event=None, idle=None, total=None, terminal_grace=None),
+                           flavour)
     assert result.committed and result.text == "".join(TEXT_PARTS)
