@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 
 from webclient._json import (
     MAX_JSON_DEPTH,
-    holds_constant,
+    envelope_scan,
+    holds_non_finite,
     loads,
     loads_strict,
     max_depth,
@@ -142,20 +143,51 @@ def test_the_strict_loader_refuses_non_standard_constants() -> None:
 
 @pytest.mark.parametrize(("text", "holds"), [
     ('{"x": NaN}', True), ("[Infinity]", True), ('{"x": [1, {"y": -Infinity}]}', True), (" NaN ", True),
-    ('{"x": "NaN"}', False), ('{"Infinity": "-Infinity"}', False), ('{"x": 1e999}', False), (' {"x": 1} ', False),
-    ('{"x": "\\\\"} ', False), ("[]", False),
-])
-def test_holds_constant_says_whether_json_loads_read_nan_or_infinity_outside_a_string(text: str, holds: bool) -> None:
-    json.loads(text)  # (the texts it is asked about are ones json.loads reads)
-    assert holds_constant(text) is holds
+    ('{"x": 1e999}', True), ("[-1E+400]", True), ("1" + "0" * 400 + ".0", True), ('{"x": [0.1e0310]}', True),
+    ('{"x": "NaN"}', False), ('{"Infinity": "-Infinity"}', False), ('{"x": "1e999"}', False), (' {"x": 1} ', False),
+    ('{"x": "\\\\"} ', False), ("[]", False), ("[1e308, 1e-999, -0.0]", False), ("1" + "0" * 400, False),
+], ids=lambda v: v if not isinstance(v, str) or len(v) < 40 else f"{len(v)}-chars")
+def test_holds_non_finite_says_whether_json_loads_read_a_number_that_is_not_finite(text: str, holds: bool) -> None:
+    parsed = json.loads(text)  # (the texts it is asked about are ones json.loads reads)
+    assert holds_non_finite(text) is holds
+    try:
+        json.dumps(parsed, allow_nan=False)  # (the reference: what a strict encoder refuses)
+    except ValueError:
+        assert holds
+    else:
+        assert not holds
 
 
 def test_the_strict_scanner_reads_what_json_loads_reads_but_raises_at_a_constant() -> None:
-    text = '{"a": [1, 2.5, "NaN", null, true]}'
-    assert strict_scan(text, 0) == (json.loads(text), len(text))
+    text = '{"a": [1, 2.5, "NaN", null, true, 1e999]}'
+    assert strict_scan(text, 0) == (json.loads(text), len(text))  # (an overflow is the tool input check's)
     for constant in ("NaN", "Infinity", "-Infinity"):
         with pytest.raises(ValueError):
             strict_scan(f'{{"a": [1, {constant}]}}', 0)
+
+
+_NUMBER = st.from_regex(r"\A-?(0|[1-9][0-9]{0,400})(\.[0-9]{1,40})?([eE][-+]?[0-9]{1,5})?\Z")
+
+
+@settings(max_examples=400, deadline=None)
+@given(_NUMBER)
+def test_the_envelope_scanner_reads_what_json_loads_reads_and_raises_exactly_at_a_non_finite_number(
+        number: str) -> None:
+    text = f'{{"a": [1, "1e999", {number}]}}'
+    expected = json.loads(text)
+    finite = expected["a"][2] not in (float("inf"), float("-inf"))
+    if finite:
+        assert envelope_scan(text, 0) == (expected, len(text))
+    else:
+        with pytest.raises(ValueError):
+            envelope_scan(text, 0)
+    assert holds_non_finite(text) is not finite
+
+
+def test_the_envelope_scanner_raises_at_a_constant_too() -> None:
+    for constant in ("NaN", "Infinity", "-Infinity"):
+        with pytest.raises(ValueError):
+            envelope_scan(f'{{"a": [1, {constant}]}}', 0)
 
 
 def _count(text: str) -> int:

@@ -15,7 +15,8 @@ it would make ``json.dumps(result.to_dict(), ensure_ascii=False).encode()`` (a U
 ``NaN``, ``Infinity`` and ``-Infinity`` are not JSON, but ``json.loads`` reads them (as Python's ``json.dumps``
 writes ``nan`` and ``inf``: a server that streams its logprobs that way sends ``-Infinity``). In an object kept
 verbatim one fails an answer that would commit, ``payload_error`` ``non_finite_number`` (a strict encoder,
-``allow_nan=False``, would refuse the result), and a result that does not commit shows it as ``null``.
+``allow_nan=False``, would refuse the result), and a result that does not commit shows it as ``null``. So does
+a number too large for a float (``1e999``), which ``json.loads`` reads as ``inf``.
 
 Every test but the deep one runs under every chunking (``route_fixtures.check``, which also encodes every
 update).
@@ -234,6 +235,10 @@ def test_accepted_stop_reasons_with_a_surrogate_are_a_usage_error() -> None:
 #: its place.
 MARK = 4242.5
 CONSTANTS = ("NaN", "Infinity", "-Infinity")
+#: Numbers ``json.loads`` reads as ``inf`` / ``-inf``: an exponent past a float's range, or digits enough.
+OVERFLOWS = ("1e999", "-1E+400", "1" + "0" * 400 + ".5", "0.1e0310")
+#: Numbers at the edge of that range that stay finite (the largest float, one that underflows to 0).
+FINITE_EDGES = ("1.7976931348623157e308", "1e-999", "-0.0")
 
 
 def strictly_encoded(result: StreamResult) -> str:
@@ -254,9 +259,18 @@ def test_an_object_kept_verbatim_with_a_finite_number_commits_it(name: str) -> N
     assert str(MARK) in strictly_encoded(result)
 
 
-@pytest.mark.parametrize("constant", CONSTANTS)
+@pytest.mark.parametrize("number", FINITE_EDGES)
+@pytest.mark.parametrize("name", ["chat-logprobs", "anthropic-citation", "gemini-usage"])
+def test_an_object_kept_verbatim_with_a_finite_number_at_a_float_s_edge_commits_it(name: str, number: str) -> None:
+    route, data = kept(number=MARK)[name]
+    result, _ = check(route, with_constant(data, number))
+    assert (result.outcome.value, result.stage) == ("complete", None)
+    assert strictly_encoded(result)
+
+
+@pytest.mark.parametrize("constant", CONSTANTS + OVERFLOWS, ids=lambda n: n if len(n) < 20 else f"{len(n)}-digits")
 @pytest.mark.parametrize("name", kept(number=MARK).keys())
-def test_an_object_kept_verbatim_with_nan_or_infinity_fails_the_answer_and_the_result_shows_null(
+def test_an_object_kept_verbatim_with_nan_infinity_or_an_overflowing_number_fails_the_answer_and_shows_null(
         name: str, constant: str) -> None:
     route, data = kept(number=MARK)[name]
     result, _ = check(route, with_constant(data, constant))
@@ -264,20 +278,23 @@ def test_an_object_kept_verbatim_with_nan_or_infinity_fails_the_answer_and_the_r
     assert not result.committed and result.text == "a"
     shown = strictly_encoded(result)
     assert str(MARK) not in shown and "NaN" not in shown and "Infinity" not in shown
+    assert constant not in shown
 
 
-def test_nan_where_the_route_keeps_nothing_does_not_fail_the_answer() -> None:
+@pytest.mark.parametrize("constant", ["NaN", "1e999"])
+def test_nan_or_an_overflow_where_the_route_keeps_nothing_does_not_fail_the_answer(constant: str) -> None:
     # A field of the chunk no result holds: the mark only asks for a look at the result, which finds nothing.
     data = chat(chat_chunk(ch(content="a"), extra_score=MARK))
-    result, _ = check(CHAT, with_constant(data, "NaN"))
+    result, _ = check(CHAT, with_constant(data, constant))
     assert (result.outcome.value, result.text) == ("complete", "a")
     assert strictly_encoded(result)
 
 
-def test_nan_in_an_event_with_whitespace_around_its_json_is_found_too() -> None:
-    # Both take the reference path (the scanner takes neither whole): only the constant marks the event.
+@pytest.mark.parametrize("constant", ["NaN", "-1e999"])
+def test_nan_or_an_overflow_in_an_event_with_whitespace_around_its_json_is_found_too(constant: str) -> None:
+    # Both take the reference path (the scanner takes neither whole): only the number marks the event.
     route, data = kept(number=MARK)["chat-logprobs"]
-    spaced = with_constant(data, "NaN").replace(b"data: {", b"data:  {", 1)  # (the data then starts with a space)
+    spaced = with_constant(data, constant).replace(b"data: {", b"data:  {", 1)  # (the data then starts with a space)
     result, _ = check(route, spaced)
     assert (result.outcome.value, result.stage) == ("payload_error", "non_finite_number")
 
@@ -289,9 +306,10 @@ def test_a_kept_usage_with_nan_that_a_later_usage_replaces_commits() -> None:
     assert (result.outcome.value, result.usage) == ("complete", {"total_tokens": 3})
 
 
-def test_a_cut_answer_that_kept_nan_shows_it_as_null() -> None:
+@pytest.mark.parametrize("constant", ["Infinity", "1e999"])
+def test_a_cut_answer_that_kept_infinity_or_an_overflow_shows_it_as_null(constant: str) -> None:
     route, data = kept(number=MARK)["anthropic-citation"]
-    cut = with_constant(data, "Infinity")
+    cut = with_constant(data, constant)
     cut = cut[: cut.index(b"event: content_block_stop")]
     result, _ = check(route, cut)
     assert (result.outcome.value, result.text) == ("truncated", "a")

@@ -23,11 +23,10 @@ The same holds for everything else a result keeps from the provider's JSON: a st
 (a call's name or id, the response id, the model, a signature) cannot hold a faithful half of a pair,
 so one with a surrogate is refused as it arrives; an object kept verbatim is checked, as part of the
 result that would commit (:func:`value_problem`), only when its event's JSON escaped a surrogate
-(:func:`may_hold_surrogate`, one C-level search of the events kept), or when any event held ``NaN`` /
-``Infinity`` (the envelope's scanner refuses those constants, at no cost to other events, and the reference
-path then reads the event and asks for the check), and a result that does not commit shows it with U+FFFD
-and ``null`` (:func:`shown_value`). A kept number that overflows (``1e999``) is not looked for: see
-``_routes/_base.py``. Provisional deltas never hold a surrogate (:func:`held_back`).
+(:func:`may_hold_surrogate`, one C-level search of the events kept), or when any event held ``NaN``,
+``Infinity`` or a number that overflows to ``inf`` (``1e999``: the envelope's scanner refuses those, and the
+reference path then reads the event and asks for the check), and a result that does not commit shows it with
+U+FFFD and ``null`` (:func:`shown_value`). Provisional deltas never hold a surrogate (:func:`held_back`).
 
 Stages of the ``payload_error`` they cause (see ``_routes/_base.py``): :data:`UNPAIRED_SURROGATE`,
 :data:`NON_FINITE_NUMBER`.
@@ -46,8 +45,8 @@ from typing import Any
 
 #: ``payload_error`` stage: a text channel or a tool input holds a surrogate with no partner.
 UNPAIRED_SURROGATE = "unpaired_surrogate"
-#: ``payload_error`` stage: a tool input, call action or server-tool input holds ``inf`` / ``nan``, or an object
-#: kept verbatim holds ``NaN`` / ``Infinity``.
+#: ``payload_error`` stage: a tool input, call action, server-tool input or an object kept verbatim holds ``inf``
+#: / ``nan`` (``NaN``, ``Infinity`` or a number that overflows, ``1e999``).
 NON_FINITE_NUMBER = "non_finite_number"
 
 _SURROGATE = re.compile("[\ud800-\udfff]")

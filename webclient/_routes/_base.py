@@ -103,7 +103,7 @@ from types import MappingProxyType
 from typing import Any, ClassVar, TypeVar
 
 from .._events import EventTuple
-from .._json import holds_constant, loads, more_openers_than, strict_scan, too_deep
+from .._json import envelope_scan, holds_non_finite, loads, more_openers_than, too_deep
 from .._limits import BLOCK_CHARS, ENTRY_CHARS, MAX_JSON_DEPTH, MEASURE_ABOVE_CHARS, Limits
 from .._outcome import Failure, Outcome
 from .._resume import ResumeContract, Sequencer
@@ -134,9 +134,10 @@ from .._values import (
 
 _loads = loads
 #: The scanner ``json.loads`` runs (``scan_once(text, 0) -> (value, end)``), for the envelope step; it refuses
-#: ``NaN`` / ``Infinity`` (at no cost to other texts), which sends such an event to :data:`_loads`, the
-#: reference path, where the event is read as ``json.loads`` reads it and sets ``kept_odd``.
-_scan: Callable[[str, int], tuple[Any, int]] = strict_scan
+#: ``NaN`` / ``Infinity`` (at no cost to other texts) and a number that overflows to ``inf`` (about 0.1 us per
+#: number with a fraction or an exponent), which sends such an event to :data:`_loads`, the reference path,
+#: where the event is read as ``json.loads`` reads it and sets ``kept_odd``.
+_scan: Callable[[str, int], tuple[Any, int]] = envelope_scan
 
 #: A typed route's handler, a method of the route's class taken from the class (called as
 #: ``handler(accumulator, data)``): takes the decoded ``data`` object (its return value is unused).
@@ -334,12 +335,12 @@ class RouteAccumulator:
     combined, an unpaired surrogate is ``payload_error`` ``unpaired_surrogate``; a string taken whole
     (a call's name or id, the response id, the model, a signature) holding a surrogate is refused as it
     arrives (:meth:`_whole_string`); and an object kept verbatim from JSON that escapes a surrogate, or
-    any event that holds ``NaN`` or ``Infinity`` (which JSON has not; rare enough that whether the route
-    keeps it is not asked), sets :attr:`kept_odd`, on which the session checks the result that would
-    commit as a whole (``unpaired_surrogate``, ``non_finite_number``). A number that overflows to ``inf``
-    (``1e999``) in a kept object is not caught: no search for one costs less than the route's own work on
-    the objects it keeps (measured: a regular expression over the kept events of the Anthropic recordings
-    took as long as replaying them).
+    any event that holds ``NaN``, ``Infinity`` (which JSON has not) or a number that overflows to ``inf``
+    (``1e999``; rare enough that whether the route keeps it is not asked), sets :attr:`kept_odd`, on which
+    the session checks the result that would commit as a whole (``unpaired_surrogate``,
+    ``non_finite_number``). The envelope's scanner finds the non-finite numbers as it parses (``NaN`` and
+    ``Infinity`` at no cost, an overflow for about 0.1 us per number with a fraction or an exponent); a
+    search of the kept events' text for a long exponent was measured to cost as much as replaying them.
     """
 
     contract: ClassVar[RouteContract]
@@ -424,7 +425,7 @@ class RouteAccumulator:
         #: carry no content, so transports re-arm the idle deadline but not the first-event one.
         self.keepalives = 0
         #: Whether an object this accumulation keeps verbatim (an item, a citation, merged usage ...) came
-        #: from JSON that escapes a surrogate, or any event held ``NaN`` / ``Infinity``: with
+        #: from JSON that escapes a surrogate, or any event held ``NaN`` / ``Infinity`` / a number that overflows: with
         #: :meth:`kept_odd_values`, which also looks at the kept usage, what decides whether the session checks a
         #: result that would commit as a whole for an unpaired surrogate or a non-finite number
         #: (``StreamSession._end``). Texts and tool inputs are checked by the route itself, and strings taken
@@ -524,7 +525,7 @@ class RouteAccumulator:
             except ValueError:
                 self._protocol("envelope")
                 return
-            if holds_constant(data):  # (what the strict scan refused; else only whitespace around the object)
+            if holds_non_finite(data):  # (what the envelope scan refused; else only whitespace around the object)
                 self.kept_odd = True
         if obj.__class__ is not dict:
             self._protocol("envelope")
