@@ -1028,3 +1028,75 @@ def test_with_every_deadline_off_an_attempt_runs_to_its_commit(flavour: str) -> 
                            Deadlines(connect=None, first_event=None, idle=None, total=None, terminal_grace=None),
                            flavour)
     assert result.committed and result.text == "".join(TEXT_PARTS)
+
+
+# -- the deadline checks between reads (found by the same sample: no test reached them) ------------------------
+
+#: Stands in a :class:`_ClockBody` between two chunks: the adapter's clock jumps this far ahead there.
+_JUMP = 100.0
+
+
+class _ClockBody(httpx.SyncByteStream, httpx.AsyncByteStream):
+    """Its ``pieces`` in turn; a float among them moves ``clock`` that far ahead (at once, with no real wait), so
+    that a deadline passes between two reads the transport answers without delay: the one case in which the
+    driver's read returns data and the deadline decides only at the check after it."""
+
+    def __init__(self, clock: list[float], pieces: list[bytes | float]) -> None:
+        self._clock, self._pieces = clock, pieces
+
+    def _chunks(self) -> Iterator[bytes]:
+        for piece in self._pieces:
+            if isinstance(piece, float):
+                self._clock[0] += piece
+            else:
+                yield piece
+
+    def __iter__(self) -> Iterator[bytes]:
+        yield from self._chunks()
+
+    async def __aiter__(self) -> Any:
+        for chunk in self._chunks():
+            yield chunk
+
+
+def _jumping_clock(monkeypatch: pytest.MonkeyPatch) -> list[float]:
+    """Give the adapter a monotonic clock that runs with the real one plus an offset the body can move. (The
+    sync driver's watchdog reads it too; its wait was measured against the real clock before the jump, so it
+    does not wake before the driver's check, which is what the tests ask about.)"""
+    offset = [0.0]
+
+    class _Time:
+        @staticmethod
+        def monotonic() -> float:
+            return time.monotonic() + offset[0]
+
+    monkeypatch.setattr(webclient_httpx, "time", _Time)
+    return offset
+
+
+@pytest.mark.parametrize("flavour", FLAVOURS)
+def test_a_deadline_that_passes_while_bytes_without_an_event_come_in_ends_the_attempt_at_that_deadline(
+        flavour: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The head's events, then the idle deadline passes while a comment arrives (bytes, no event): the attempt
+    is an idle timeout with the head's text, and the rest of the answer, which would commit it, is not read."""
+    clock = _jumping_clock(monkeypatch)
+    body = _ClockBody(clock, [CHAT_HEAD, _JUMP, b": still here\n\n", CHAT[len(CHAT_HEAD):]])
+    result = _mock_attempt(_body(body), Deadlines(connect=None, first_event=None, idle=30.0, total=None), flavour)
+
+    assert (result.outcome.value, result.stage) == ("timeout", "idle")
+    assert result.text == "".join(TEXT_PARTS[:2]) and result.telemetry.bytes_received == len(CHAT_HEAD) + 14
+
+
+@pytest.mark.parametrize("flavour", FLAVOURS)
+def test_a_terminal_grace_that_passes_while_bytes_that_change_nothing_come_in_commits_without_reading_on(
+        flavour: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The whole answer, then the terminal grace passes while a comment arrives: the answer commits there, and
+    the event the server sends after it (which would break the answer: nothing may follow the terminal) is
+    never read."""
+    clock = _jumping_clock(monkeypatch)
+    body = _ClockBody(clock, [CHAT, _JUMP, b": still here\n\n", b'data: {"late": true}\n\n'])
+    result = _mock_attempt(_body(body), Deadlines(connect=None, first_event=None, idle=None, total=None,
+                                                  terminal_grace=30.0), flavour)
+
+    assert result.committed and result.text == "".join(TEXT_PARTS)
+    assert result.telemetry.bytes_received == len(CHAT) + 14
