@@ -177,6 +177,10 @@ MODULE_TESTS: dict[str, list[str]] = {
         "test_files_and_symlinks_inside_the_site_are_still_served")],
     # The tests that go through the proxy, wherever they live: ~15 s a run (their files whole: over a minute).
     "demo_site/proxy.py": _PROXY_TESTS,
+    # The embedded upstream: its wire against the SDKs' models (~2 s), then its resume store and replies, then the
+    # tests that play it through the server (in-process, so the mutant is what answers): ~45 s a run.
+    "demo_site/upstream.py": ["tests/test_demo_upstream_sdk_types.py", "tests/test_demo_resume.py",
+                              "tests/test_demo_upstream.py"],
     # The command line first (~7 s), then the files that build apps and serve through them, and the embedded
     # upstream's tests that reach the server's wiring (not its ~110 scenario streams): ~36 s a run.
     "demo_site/server.py": ["tests/test_demo_server_cli.py", "tests/test_demo_server_static.py",

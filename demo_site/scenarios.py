@@ -104,8 +104,20 @@ class ToolCallSpec:
         """The complete argument text."""
         return "".join(self.fragments)
 
+    @property
+    def is_whole(self) -> bool:
+        """Whether a whole-call answer (Gemini's JSON array, a whole message) can hold this call: its ``whole_args``
+        are given or its argument text is a JSON object. A call a scenario cuts by the token limit
+        (``max_tokens_in_tool``) is not: such an answer leaves it out, as the model never finished it."""
+        if self.whole_args is not None:
+            return True
+        try:
+            return isinstance(json.loads(self.arguments), dict)
+        except ValueError:
+            return False
+
     def whole_arguments(self) -> dict[str, object]:
-        """The ``args`` object a whole-call route (Gemini) sends for this call."""
+        """The ``args`` object a whole-call route (Gemini) sends for this call (see :attr:`is_whole`)."""
         if self.whole_args is not None:
             return self.whole_args
         value = json.loads(self.arguments)

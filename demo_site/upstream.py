@@ -52,7 +52,6 @@ import re
 import string
 import time
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar, NamedTuple
 
@@ -485,7 +484,7 @@ class AnthropicMessages(RouteEncoder):
     def json_body(self, stop: Stop, totals: Totals) -> object:
         content: list[object] = [{"type": "text", "text": totals.text}]
         content += [{"type": "tool_use", "id": "toolu_01" + _rand(self.rng, 22), "name": c.name,
-                     "input": c.whole_arguments()} for c in totals.calls]
+                     "input": c.whole_arguments()} for c in totals.calls if c.is_whole]
         usage: dict[str, object] = {"input_tokens": totals.prompt_tokens, "output_tokens": totals.output_tokens}
         return self._message(content, self._STOP[stop], usage)
 
@@ -556,7 +555,7 @@ class Gemini(RouteEncoder):
 
     def json_body(self, stop: Stop, totals: Totals) -> object:
         parts: list[object] = [{"text": totals.text}]
-        parts += [{"functionCall": {"name": c.name, "args": c.whole_arguments()}} for c in totals.calls]
+        parts += [{"functionCall": {"name": c.name, "args": c.whole_arguments()}} for c in totals.calls if c.is_whole]
         return [self._response(parts, self._FINISH[stop], totals)]
 
 
@@ -890,16 +889,6 @@ class EmbeddedUpstream:
         self.stats = stats or StreamStats([s.slug for s in SCENARIOS])
         self.rng = random.Random()
         self.kept = ResumeStore()
-
-    def add_routes(self, app: web.Application) -> None:
-        for path, enc_cls in ROUTES:
-            app.router.add_post(path, self._handler(enc_cls))
-        app.router.add_get(RESUME_PATH, self.resume)
-
-    def _handler(self, enc_cls: type[RouteEncoder]) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
-        async def handle(request: web.Request) -> web.StreamResponse:
-            return await self.handle(enc_cls, request)
-        return handle
 
     async def handle(self, enc_cls: type[RouteEncoder], request: web.Request) -> web.StreamResponse:
         slug = request.headers.get(SCENARIO_HEADER, DEFAULT_SCENARIO).strip()

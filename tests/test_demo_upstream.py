@@ -30,7 +30,7 @@ httpx = pytest.importorskip("httpx")
 
 from demo_site import server as demo_server  # noqa: E402  (after the importorskip guards)
 from demo_site.scenarios import SCENARIOS  # noqa: E402
-from demo_site.upstream import UpstreamConfig  # noqa: E402
+from demo_site.upstream import ENDLESS_WRITE_BYTES, StreamStats, UpstreamConfig  # noqa: E402
 from tests import raw_http  # noqa: E402
 from tests.helpers import assert_chunking_invariant  # noqa: E402
 from webclient import EventStreamParser, Limits, SSEEvent, TextDelta  # noqa: E402
@@ -903,3 +903,33 @@ def test_session_replay_of_each_route_and_scenario_reaches_the_scenarios_outcome
         assert result["stage"] == "line"
     if scenario in ("http_502_html", "json_200"):
         assert result["text"] == "" and result["tool_calls"] == []
+
+
+def test_the_endless_event_stops_at_the_server_s_byte_cap_and_the_stream_counts_as_finished(
+        static_dir: Path) -> None:
+    """The endless scenario's one growing line is bounded on the server too: past ``endless_cap_bytes`` the
+    server ends the response itself (a client that never gives up still gets an end)."""
+    cap = 256 * 1024
+    running = demo_server.start_in_background(static_dir=static_dir, config=UpstreamConfig(
+        time_scale=TIME_SCALE, stall_seconds=STALL_SECONDS, endless_cap_bytes=cap))
+    try:
+        got = fetch(running.base_url, "openai-chat", "endless_event")
+        line = got.body.rpartition(b"data: ")[2]
+        assert cap <= len(line) < cap + ENDLESS_WRITE_BYTES + 1024, "one growing line, cut just past the cap"
+        assert b"\n" not in line
+        assert wait_for_stat(running.base_url, "endless_event", "finished", 1) == 1
+        assert stats(running.base_url)["endless_event"]["disconnected"] == 0
+    finally:
+        running.stop()
+
+
+def test_the_stats_count_as_active_the_streams_started_and_not_yet_ended() -> None:
+    counts = StreamStats(["plain", "stall"])
+    for key, event in [("plain", "started"), ("stall", "started"), ("plain", "started"), ("plain", "finished"),
+                       ("stall", "disconnected"), ("resume", "started")]:
+        counts.record(key, event)
+    snapshot = counts.snapshot()
+    assert snapshot["active"] == 2  # one plain stream, one resume
+    assert snapshot["streams"] == {"plain": {"started": 2, "finished": 1, "disconnected": 0},
+                                   "stall": {"started": 1, "finished": 0, "disconnected": 1},
+                                   "resume": {"started": 1, "finished": 0, "disconnected": 0}}

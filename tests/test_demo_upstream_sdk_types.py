@@ -1,0 +1,206 @@
+"""The embedded upstream speaks each route's wire format as the official SDKs type it.
+
+The demo's upstream writes its events itself, and the rest of the suite reads them with webclient (the reader
+under test) or with this suite's own naive readers: a field the upstream names wrongly, or leaves out, can go
+unnoticed by both. The SDKs' own models are an oracle we did not write: every event of every scenario on the
+OpenAI Chat, OpenAI Responses and Anthropic Messages routes, and the one JSON body those routes answer (the
+``json_200`` scenario), validates against the model the SDK parses it into (pydantic validation: required fields,
+types and literal values; extra fields allowed, as the SDKs allow them). Gemini has no SDK among the test
+dependencies: its wire is checked by ``test_demo_upstream.py``, and its JSON array (a request without
+``alt=sse``) here for every scenario.
+
+Where the SDK's model and the live API differ, the live API wins, as recorded in ``../shared/fixtures``:
+
+* In-stream errors are not stream events in the SDKs' typing (they raise on them): Chat's ``{"error": {...}}``
+  and the nested form of the Responses ``error`` event (``{"type": "error", "sequence_number", "error": {...}}``,
+  the live recording ``vercel-ai/openai__openai-error.1.chunks.txt``) are checked against the error object model
+  (``openai.types.shared.ErrorObject``), Anthropic's against ``ErrorResponse``. Anthropic's ``ping`` is dropped
+  by the SDK before parsing; it must be exactly ``{"type": "ping"}``.
+* openai 3.57.0 requires ``usage.input_tokens_details.cache_write_tokens`` on a Responses usage object; every live
+  Responses recording there sends ``{"cached_tokens": N}`` alone, as the upstream does, so that one missing field
+  is not counted (:data:`NOT_IN_LIVE_STREAMS`).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import typing
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+pydantic = pytest.importorskip("pydantic")
+pytest.importorskip("aiohttp")
+openai_chat = pytest.importorskip("openai.types.chat")
+openai_responses = pytest.importorskip("openai.types.responses")
+openai_shared = pytest.importorskip("openai.types.shared")
+anthropic_types = pytest.importorskip("anthropic.types")
+
+from demo_site.scenarios import BY_SLUG, SCENARIOS, Scenario  # noqa: E402  (after the importorskip guards)
+from demo_site.upstream import (  # noqa: E402
+    AnthropicMessages,
+    Gemini,
+    OpenAIChat,
+    OpenAIResponses,
+    RouteEncoder,
+    UpstreamConfig,
+    plan_reply,
+)
+from webclient import EventStreamParser  # noqa: E402
+
+pytestmark = pytest.mark.host
+
+#: No delays: the replies are planned, never played.
+CONFIG = UpstreamConfig(time_scale=0.0, big_chars=20_000)
+
+#: The scenarios whose reply is an event stream (the HTML 502 and the JSON 200 are not).
+STREAMED = [s for s in SCENARIOS if s.ending not in ("http_502_html", "json_200")]
+
+
+#: Fields the SDK's model requires that no live recording sends (see the module docstring): (model, field).
+NOT_IN_LIVE_STREAMS = {("input_tokens_details", "cache_write_tokens")}
+
+
+def _validated(model: Any, obj: object) -> object:
+    """``model.model_validate(obj)``, not counting a missing field of :data:`NOT_IN_LIVE_STREAMS`."""
+    try:
+        return model.model_validate(obj)
+    except pydantic.ValidationError as exc:
+        left = [e for e in exc.errors()
+                if not (e["type"] == "missing" and tuple(map(str, e["loc"][-2:])) in NOT_IN_LIVE_STREAMS)]
+        if left:
+            raise
+        return None
+
+
+def _by_type(union: Any) -> Callable[[object], object]:
+    """A validator for a union of event models discriminated by ``type``: the member the data's ``type`` names
+    (so that a refusal names that member's fields, not every member's); an unknown type is refused too."""
+    members = {typing.get_args(m.model_fields["type"].annotation)[0]: m
+               for m in typing.get_args(typing.get_args(union)[0])}
+
+    def validate(obj: object) -> object:
+        kind = obj.get("type") if isinstance(obj, dict) else None
+        if kind not in members:
+            raise AssertionError(f"no event model for type {kind!r}")
+        return _validated(members[kind], obj)
+    return validate
+
+
+def _chat_error(obj: object) -> object:
+    return _validated(openai_shared.ErrorObject, obj["error"])  # type: ignore[index]
+
+
+def _responses_error(obj: object) -> object:
+    assert isinstance(obj, dict) and set(obj) == {"type", "sequence_number", "error"}  # the live, nested form
+    return _validated(openai_shared.ErrorObject, obj["error"])
+
+
+#: Route encoder -> (a stream event's validator, the in-stream error's validator, the JSON body's validator).
+MODELS: dict[type[RouteEncoder], tuple[Callable[[object], object], Callable[[object], object],
+                                       Callable[[object], object]]] = {
+    OpenAIChat: (openai_chat.ChatCompletionChunk.model_validate, _chat_error,
+                 openai_chat.ChatCompletion.model_validate),
+    OpenAIResponses: (_by_type(openai_responses.ResponseStreamEvent), _responses_error,
+                      lambda obj: _validated(openai_responses.Response, obj)),
+    AnthropicMessages: (_by_type(anthropic_types.RawMessageStreamEvent), anthropic_types.ErrorResponse.model_validate,
+                        anthropic_types.Message.model_validate),
+}
+
+
+def _body(enc_cls: type[RouteEncoder]) -> dict[str, Any]:
+    body: dict[str, Any] = {"model": "demo-model", "stream": True}
+    if enc_cls is OpenAIResponses:
+        body["input"] = [{"role": "user", "content": "Weather in Paris?"}]
+    else:
+        body["messages"] = [{"role": "user", "content": "Weather in Paris?"}]
+    if enc_cls is OpenAIChat:
+        body["stream_options"] = {"include_usage": True}
+    return body
+
+
+def _events(enc_cls: type[RouteEncoder], scenario: Scenario) -> list[tuple[str, Any]]:
+    reply = plan_reply(enc_cls, scenario, _body(enc_cls), path_model=None, sse=True, config=CONFIG,
+                       rng=random.Random(7))
+    assert reply.status == 200 and reply.content_type.startswith("text/event-stream")
+    parser = EventStreamParser()
+    events = [e for data in (d for _, d in reply.writes) for e in parser.feed(data)]
+    events += parser.close()
+    out = []
+    for event in events:
+        data = getattr(event, "data", None)
+        if data is None or data == "[DONE]":
+            continue
+        out.append((event.type, json.loads(data)))
+    return out
+
+
+def _is_error(enc_cls: type[RouteEncoder], obj: dict[str, Any]) -> bool:
+    return "error" in obj if enc_cls is OpenAIChat else obj.get("type") == "error"
+
+
+@pytest.mark.parametrize("scenario", STREAMED, ids=lambda s: s.slug)
+@pytest.mark.parametrize("enc_cls", list(MODELS), ids=lambda c: c.route)
+def test_every_event_the_embedded_upstream_streams_validates_against_the_official_sdk_model(
+        enc_cls: type[RouteEncoder], scenario: Scenario) -> None:
+    event_model, error_model, _ = MODELS[enc_cls]
+    events = _events(enc_cls, scenario)
+    assert events, "the scenario streamed no complete event"
+    errors = 0
+    for name, obj in events:
+        if _is_error(enc_cls, obj):
+            errors += 1
+            error_model(obj)
+            continue
+        if enc_cls is AnthropicMessages and name == "ping":
+            assert obj == {"type": "ping"}
+            continue
+        event_model(obj)  # (typed routes: the model of the data's type)
+        if enc_cls is not OpenAIChat:  # typed routes: the event line names the data's type
+            assert name == obj["type"]
+    assert errors == (scenario.ending == "error")
+
+
+@pytest.mark.parametrize("enc_cls", list(MODELS), ids=lambda c: c.route)
+def test_the_json_body_the_embedded_upstream_answers_on_a_stream_route_validates_against_the_official_sdk_model(
+        enc_cls: type[RouteEncoder]) -> None:
+    _, _, body_model = MODELS[enc_cls]
+    reply = plan_reply(enc_cls, BY_SLUG["json_200"], _body(enc_cls), path_model=None, sse=True, config=CONFIG,
+                       rng=random.Random(7))
+    assert (reply.status, reply.content_type) == (200, "application/json")
+    body_model(json.loads(b"".join(d for _, d in reply.writes)))
+
+
+@pytest.mark.parametrize("scenario", [s for s in SCENARIOS if s.ending != "http_502_html"], ids=lambda s: s.slug)
+def test_gemini_without_alt_sse_answers_every_scenario_with_a_json_array_of_whole_calls(scenario: Scenario) -> None:
+    """The JSON array form holds whole calls only: a call the scenario cuts mid-arguments (``max_tokens_in_tool``)
+    is left out, the answer stopping at ``MAX_TOKENS``, instead of the server failing to build the answer."""
+    reply = plan_reply(Gemini, scenario, {"contents": [{"role": "user", "parts": [{"text": "Weather?"}]}]},
+                       path_model="gemini-demo", sse=False, config=CONFIG, rng=random.Random(7))
+    assert (reply.status, reply.content_type) == (200, "application/json")
+    [chunk] = json.loads(b"".join(d for _, d in reply.writes))
+    [candidate] = chunk["candidates"]
+    calls = [p["functionCall"] for p in candidate["content"]["parts"] if "functionCall" in p]
+    assert all(isinstance(c["args"], dict) and c["name"] for c in calls)
+    whole = [c for c in scenario.tools if scenario.ending != "cut_tool" or c is not scenario.tools[-1]]
+    assert [c["name"] for c in calls] == [c.name for c in whole]
+    if scenario.ending == "cut_tool":
+        assert candidate["finishReason"] == "MAX_TOKENS"
+
+
+def test_the_oracle_refuses_an_event_with_a_required_field_missing() -> None:
+    """The check can fail: an output item without its id, a chunk without its choices, a block start without
+    its index, an error without its message are each refused by the model the tests above use."""
+    added = next(o for _, o in _events(OpenAIResponses, SCENARIOS[0]) if o["type"] == "response.output_item.added")
+    chunk = next(o for _, o in _events(OpenAIChat, SCENARIOS[0]))
+    block = next(o for _, o in _events(AnthropicMessages, SCENARIOS[0]) if o["type"] == "content_block_start")
+    error = next(o for _, o in _events(OpenAIChat, BY_SLUG["upstream_error"]) if "error" in o)
+    for validate, obj in (
+            (MODELS[OpenAIResponses][0], {**added, "item": {k: v for k, v in added["item"].items() if k != "id"}}),
+            (MODELS[OpenAIChat][0], {k: v for k, v in chunk.items() if k != "choices"}),
+            (MODELS[AnthropicMessages][0], {k: v for k, v in block.items() if k != "index"}),
+            (MODELS[OpenAIChat][1], {"error": {k: v for k, v in error["error"].items() if k != "message"}})):
+        with pytest.raises(pydantic.ValidationError):
+            validate(obj)
