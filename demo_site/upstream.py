@@ -325,13 +325,17 @@ class OpenAIResponses(RouteEncoder):
             usage = {"input_tokens": totals.prompt_tokens, "input_tokens_details": {"cached_tokens": 0},
                      "output_tokens": out, "output_tokens_details": {"reasoning_tokens": 0},
                      "total_tokens": totals.prompt_tokens + out}
+        # Every field the live API's response object carries (as recorded in ../shared/fixtures: the request's
+        # settings echoed, null where the request set none; the service tier "auto" until the answer ends).
         return {"id": self.id, "object": "response", "created_at": self.created, "status": status,
                 "background": self.background, "error": None, "incomplete_details": None, "instructions": None,
-                "max_output_tokens": None, "model": self.model, "output": list(self.output),
-                "parallel_tool_calls": True, "previous_response_id": None, "store": self.background,
-                "temperature": 1.0, "text": {"format": {"type": "text"}}, "tool_choice": "auto",
-                "tools": [], "top_p": 1.0, "truncation": "disabled", "usage": usage, "metadata": {},
-                **fields}
+                "max_output_tokens": None, "max_tool_calls": None, "model": self.model, "output": list(self.output),
+                "parallel_tool_calls": True, "previous_response_id": None, "prompt_cache_key": None,
+                "prompt_cache_retention": None, "reasoning": {"effort": None, "summary": None},
+                "safety_identifier": None, "service_tier": "auto" if status in ("queued", "in_progress") else "default",
+                "store": self.background, "temperature": 1.0, "text": {"format": {"type": "text"}},
+                "tool_choice": "auto", "tools": [], "top_logprobs": 0, "top_p": 1.0, "truncation": "disabled",
+                "usage": usage, "user": None, "metadata": {}, **fields}
 
     def start(self) -> list[Frame]:
         return [self._event("response.created", response=self._response("in_progress")),
@@ -356,7 +360,13 @@ class OpenAIResponses(RouteEncoder):
         where = {"item_id": self.msg_id, "output_index": len(self.output) - 1, "content_index": 0}
         if self.refusal:
             return [self._event("response.refusal.delta", **where, delta=delta)]
-        return [self._event("response.output_text.delta", **where, delta=delta, logprobs=[])]
+        return [self._event("response.output_text.delta", **where, delta=delta, logprobs=[],
+                            obfuscation=self._obfuscation(delta))]
+
+    def _obfuscation(self, delta: str) -> str:
+        """The padding the live API adds to each text and argument delta (``stream_options.include_obfuscation``,
+        on by default) so that the event sizes do not give the delta's length away: random letters and digits."""
+        return _rand(self.rng, max(2, 16 - len(delta)))
 
     def text_close(self, text: str) -> list[Frame]:
         index = len(self.output) - 1
@@ -382,7 +392,7 @@ class OpenAIResponses(RouteEncoder):
         index, item = self.tool_items[i]
         item["arguments"] = str(item["arguments"]) + fragment  # the incomplete response shows it
         return [self._event("response.function_call_arguments.delta", item_id=item["id"], output_index=index,
-                            delta=fragment)]
+                            delta=fragment, obfuscation=self._obfuscation(fragment))]
 
     def tool_close(self, i: int, call: ToolCallSpec) -> list[Frame]:
         index, item = self.tool_items[i]
@@ -409,11 +419,18 @@ class OpenAIResponses(RouteEncoder):
                     "failed", error={"code": "server_error", "message": message}))]
 
     def json_body(self, stop: Stop, totals: Totals) -> object:
+        status = "incomplete" if stop == "length" else "completed"  # (the last item is the one the limit cut)
         self.output = [{"id": "msg_" + _hex(self.rng, 50), "type": "message", "status": "completed",
                         "role": "assistant",
                         "content": [{"type": "output_text", "annotations": [], "logprobs": [],
                                      "text": totals.text}]}]
-        return self._response("completed", totals)
+        self.output += [{"id": "fc_" + _hex(self.rng, 50), "type": "function_call", "status": "completed",
+                         "arguments": c.arguments, "call_id": "call_" + _rand(self.rng, 24), "name": c.name}
+                        for c in totals.calls]
+        if status == "incomplete":
+            self.output[-1]["status"] = "incomplete"
+            return self._response(status, totals, incomplete_details={"reason": "max_output_tokens"})
+        return self._response(status, totals)
 
 
 class AnthropicMessages(RouteEncoder):

@@ -23,8 +23,10 @@ Where the SDK's model and the live API differ, the live API wins, as recorded in
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import random
+import re
 import typing
 from collections.abc import Callable
 from typing import Any
@@ -38,7 +40,7 @@ openai_responses = pytest.importorskip("openai.types.responses")
 openai_shared = pytest.importorskip("openai.types.shared")
 anthropic_types = pytest.importorskip("anthropic.types")
 
-from demo_site.scenarios import BY_SLUG, SCENARIOS, Scenario  # noqa: E402  (after the importorskip guards)
+from demo_site.scenarios import BY_SLUG, SCENARIOS, Scenario, answer_text  # noqa: E402  (after the importorskip guards)
 from demo_site.upstream import (  # noqa: E402
     AnthropicMessages,
     Gemini,
@@ -46,7 +48,9 @@ from demo_site.upstream import (  # noqa: E402
     OpenAIResponses,
     RouteEncoder,
     UpstreamConfig,
+    demo_config_document,
     plan_reply,
+    split_points,
 )
 from webclient import EventStreamParser  # noqa: E402
 
@@ -121,20 +125,24 @@ def _body(enc_cls: type[RouteEncoder]) -> dict[str, Any]:
     return body
 
 
+def _parsed(data: bytes) -> list[tuple[str, Any]]:
+    """The complete events of ``data`` with JSON data (``[DONE]`` left out): (event type, parsed data)."""
+    parser = EventStreamParser()
+    events = [*parser.feed(data), *parser.close()]
+    out = []
+    for event in events:
+        text = getattr(event, "data", None)
+        if text is None or text == "[DONE]":
+            continue
+        out.append((event.type, json.loads(text)))
+    return out
+
+
 def _events(enc_cls: type[RouteEncoder], scenario: Scenario) -> list[tuple[str, Any]]:
     reply = plan_reply(enc_cls, scenario, _body(enc_cls), path_model=None, sse=True, config=CONFIG,
                        rng=random.Random(7))
     assert reply.status == 200 and reply.content_type.startswith("text/event-stream")
-    parser = EventStreamParser()
-    events = [e for data in (d for _, d in reply.writes) for e in parser.feed(data)]
-    events += parser.close()
-    out = []
-    for event in events:
-        data = getattr(event, "data", None)
-        if data is None or data == "[DONE]":
-            continue
-        out.append((event.type, json.loads(data)))
-    return out
+    return _parsed(b"".join(d for _, d in reply.writes))
 
 
 def _is_error(enc_cls: type[RouteEncoder], obj: dict[str, Any]) -> bool:
@@ -182,6 +190,9 @@ def test_gemini_without_alt_sse_answers_every_scenario_with_a_json_array_of_whol
     assert (reply.status, reply.content_type) == (200, "application/json")
     [chunk] = json.loads(b"".join(d for _, d in reply.writes))
     [candidate] = chunk["candidates"]
+    assert candidate["content"]["role"] == "model"
+    asked = scenario if scenario.slug != "big" else dataclasses.replace(scenario, repeat_to_chars=CONFIG.big_chars)
+    assert candidate["content"]["parts"][0] == {"text": answer_text(asked, "Weather?")}
     calls = [p["functionCall"] for p in candidate["content"]["parts"] if "functionCall" in p]
     assert all(isinstance(c["args"], dict) and c["name"] for c in calls)
     whole = [c for c in scenario.tools if scenario.ending != "cut_tool" or c is not scenario.tools[-1]]
@@ -204,3 +215,112 @@ def test_the_oracle_refuses_an_event_with_a_required_field_missing() -> None:
             (MODELS[OpenAIChat][1], {"error": {k: v for k, v in error["error"].items() if k != "message"}})):
         with pytest.raises(pydantic.ValidationError):
             validate(obj)
+
+
+# -- wire facts the models leave open (found by a sampled mutation run of upstream.py, 2026-12-06) ---------------
+
+def test_every_responses_delta_and_done_event_names_an_item_and_part_added_before_it() -> None:
+    """Each text, refusal and argument event points (``item_id``, ``output_index``, ``content_index``) at an
+    output item, and a content part, that an earlier event added; a cut (``length``) answer lists its open
+    items as ``incomplete`` in ``response.incomplete``."""
+    for scenario in STREAMED:
+        items: dict[str, int] = {}
+        parts: set[tuple[str, int]] = set()
+        for _, obj in _events(OpenAIResponses, scenario):
+            kind = obj["type"]
+            if kind == "response.output_item.added":
+                items[obj["item"]["id"]] = obj["output_index"]
+            elif kind == "response.content_part.added":
+                parts.add((obj["item_id"], obj["content_index"]))
+            elif kind.endswith((".delta", ".done")) and "item_id" in obj:
+                assert items[obj["item_id"]] == obj["output_index"], (scenario.slug, kind)
+                if "content_index" in obj:
+                    assert (obj["item_id"], obj["content_index"]) in parts, (scenario.slug, kind)
+            elif kind == "response.incomplete":
+                assert [i["status"] for i in obj["response"]["output"]][-1:] == ["incomplete"], scenario.slug
+        assert items, scenario.slug
+
+
+def test_the_identity_fields_have_the_live_api_s_shape() -> None:
+    """Chat's ``system_fingerprint`` as the live recordings send it (``fp_`` and ten hex digits), a model that
+    is not a string replaced by the route's default model, and the choice's index 0 in the JSON body."""
+    chunks = [o for _, o in _events(OpenAIChat, SCENARIOS[0])]
+    assert all(re.fullmatch(r"fp_[0-9a-f]{10}", c["system_fingerprint"]) for c in chunks)
+    for enc_cls in MODELS:
+        reply = plan_reply(enc_cls, SCENARIOS[0], {**_body(enc_cls), "model": 5}, path_model=None, sse=True,
+                           config=CONFIG, rng=random.Random(7))
+        assert enc_cls.default_model.encode() in b"".join(d for _, d in reply.writes), enc_cls.route
+    body = json.loads(b"".join(d for _, d in plan_reply(OpenAIChat, BY_SLUG["json_200"], _body(OpenAIChat),
+                                                      path_model=None, sse=True, config=CONFIG,
+                                                      rng=random.Random(7)).writes))
+    assert [c["index"] for c in body["choices"]] == [0]
+
+
+@pytest.mark.parametrize("enc_cls", list(MODELS), ids=lambda c: c.route)
+def test_a_whole_body_with_tool_calls_validates_and_holds_each_whole_call(enc_cls: type[RouteEncoder]) -> None:
+    """The JSON body builder on answers with calls (no server path asks for one on these routes today, the
+    ``json_200`` scenario has none; a scenario that adds calls gets a valid body): every call the answer
+    finished, by name."""
+    for scenario in (BY_SLUG["tool"], BY_SLUG["parallel_tools"], BY_SLUG["max_tokens_in_tool"]):
+        reply = plan_reply(enc_cls, scenario, _body(enc_cls), path_model=None, sse=False, config=CONFIG,
+                           rng=random.Random(7))
+        body = json.loads(b"".join(d for _, d in reply.writes))
+        MODELS[enc_cls][2](body)
+        text = json.dumps(body)
+        for call in scenario.tools:
+            assert (f'"{call.name}"' in text) is (call.is_whole or enc_cls is not AnthropicMessages), scenario.slug
+
+
+def test_split_chunking_cuts_between_cr_and_lf_and_inside_every_other_multibyte_character() -> None:
+    """Every second multi-byte character after its first byte, every 4-byte one also after its third: the
+    client meets characters split at several positions (``multibyte`` scenario)."""
+    body = "a\r\né東ü😀x😀".encode()
+    starts = [i for i, b in enumerate(body) if b >= 0xC0]  # é 東 ü 😀 😀
+    assert split_points(body) == sorted({2, starts[0] + 1, starts[2] + 1, starts[3] + 3, starts[4] + 1,
+                                         starts[4] + 3})
+
+
+def test_the_config_document_names_each_route_s_default_model() -> None:
+    doc = demo_config_document("embedded")
+    assert {r["route"]: r["default_model"] for r in doc["routes"]} == {  # type: ignore[attr-defined]
+        enc.route: enc.default_model for enc in (OpenAIChat, OpenAIResponses, AnthropicMessages, Gemini)}
+
+
+def _live_keys(route: str) -> dict[str, set[str]]:
+    """Per event type of the route's live recordings (``../shared/fixtures``, through ``tests.route_fixtures``):
+    the keys every such event carries, at the top and (``type/response``, ``type/message``) in the object it
+    wraps. Only the recordings of the vendor's own API (openai-python, anthropic-sdk-python and vercel's
+    ``openai__`` / ``anthropic__`` captures): compatible servers (Azure, LM Studio) leave fields out."""
+    from tests.route_fixtures import cases
+
+    keys: dict[str, set[str]] = {}
+    for case in cases():
+        path = case.recording.path
+        if case.route != route or not path.startswith(("openai-python/", "anthropic-sdk-python/",
+                                                       "vercel-ai/openai__", "vercel-ai/anthropic__")):
+            continue
+        for _, obj in _parsed(case.data):
+            kind = obj.get("type")
+            if not isinstance(kind, str):
+                continue
+            for where, value in ((kind, obj), (f"{kind}/response", obj.get("response")),
+                                 (f"{kind}/message", obj.get("message"))):
+                if isinstance(value, dict):
+                    keys[where] = keys[where] & set(value) if where in keys else set(value)
+    return keys
+
+
+@pytest.mark.parametrize("enc_cls", [OpenAIResponses, AnthropicMessages], ids=lambda c: c.route)
+def test_each_event_carries_every_key_the_live_api_always_sends_with_that_event_type(
+        enc_cls: type[RouteEncoder]) -> None:
+    live = _live_keys(enc_cls.route)
+    compared = 0
+    for scenario in STREAMED:
+        for _, obj in _events(enc_cls, scenario):
+            kind = obj["type"]
+            for where, value in ((kind, obj), (f"{kind}/response", obj.get("response")),
+                                 (f"{kind}/message", obj.get("message"))):
+                if where in live and isinstance(value, dict):
+                    compared += 1
+                    assert live[where] <= set(value), (scenario.slug, where, sorted(live[where] - set(value)))
+    assert compared > 100, "the recordings and the upstream share event types"
