@@ -146,7 +146,7 @@ def _events(enc_cls: type[RouteEncoder], scenario: Scenario) -> list[tuple[str, 
 
 
 def _is_error(enc_cls: type[RouteEncoder], obj: dict[str, Any]) -> bool:
-    return "error" in obj if enc_cls is OpenAIChat else obj.get("type") == "error"
+    return "error" in obj if enc_cls in (OpenAIChat, Gemini) else obj.get("type") == "error"
 
 
 @pytest.mark.parametrize("scenario", STREAMED, ids=lambda s: s.slug)
@@ -286,41 +286,54 @@ def test_the_config_document_names_each_route_s_default_model() -> None:
         enc.route: enc.default_model for enc in (OpenAIChat, OpenAIResponses, AnthropicMessages, Gemini)}
 
 
+#: The recordings of each vendor's own API (compatible servers, Azure, LM Studio, Groq, DeepSeek, OpenRouter, leave
+#: fields out): path prefixes in ``../shared/fixtures``.
+VENDOR_RECORDINGS = ("openai-python/", "anthropic-sdk-python/", "vercel-ai/openai__", "vercel-ai/anthropic__",
+                     "vercel-ai/google__", "pydantic-ai/test_openai", "pydantic-ai/test_anthropic",
+                     "pydantic-ai/test_google")
+
+
+def _objects(obj: dict[str, Any]) -> list[tuple[str, object]]:
+    """Where an event's keys are compared: the event (named by its ``type``, or ``chunk`` on data-only routes),
+    and the object it wraps (``response``, ``message``) or its first choice / candidate."""
+    kind = obj.get("type") if isinstance(obj.get("type"), str) else "chunk"
+    out: list[tuple[str, object]] = [(kind, obj), (f"{kind}/response", obj.get("response")),
+                                     (f"{kind}/message", obj.get("message"))]
+    for key in ("choices", "candidates"):
+        listed = obj.get(key)
+        if isinstance(listed, list) and listed:
+            out.append((f"{kind}/{key}[0]", listed[0]))
+    return out
+
+
 def _live_keys(route: str) -> dict[str, set[str]]:
-    """Per event type of the route's live recordings (``../shared/fixtures``, through ``tests.route_fixtures``):
-    the keys every such event carries, at the top and (``type/response``, ``type/message``) in the object it
-    wraps. Only the recordings of the vendor's own API (openai-python, anthropic-sdk-python and vercel's
-    ``openai__`` / ``anthropic__`` captures): compatible servers (Azure, LM Studio) leave fields out."""
+    """Per place (:func:`_objects`) in the route's live vendor recordings (:data:`VENDOR_RECORDINGS`, read through
+    ``tests.route_fixtures``): the keys every such object carries there."""
     from tests.route_fixtures import cases
 
     keys: dict[str, set[str]] = {}
     for case in cases():
-        path = case.recording.path
-        if case.route != route or not path.startswith(("openai-python/", "anthropic-sdk-python/",
-                                                       "vercel-ai/openai__", "vercel-ai/anthropic__")):
+        if case.route != route or not case.recording.path.startswith(VENDOR_RECORDINGS):
             continue
         for _, obj in _parsed(case.data):
-            kind = obj.get("type")
-            if not isinstance(kind, str):
+            if not isinstance(obj, dict) or "error" in obj or obj.get("type") == "error":
                 continue
-            for where, value in ((kind, obj), (f"{kind}/response", obj.get("response")),
-                                 (f"{kind}/message", obj.get("message"))):
+            for where, value in _objects(obj):
                 if isinstance(value, dict):
                     keys[where] = keys[where] & set(value) if where in keys else set(value)
     return keys
 
 
-@pytest.mark.parametrize("enc_cls", [OpenAIResponses, AnthropicMessages], ids=lambda c: c.route)
-def test_each_event_carries_every_key_the_live_api_always_sends_with_that_event_type(
-        enc_cls: type[RouteEncoder]) -> None:
+@pytest.mark.parametrize("enc_cls", [OpenAIChat, OpenAIResponses, AnthropicMessages, Gemini], ids=lambda c: c.route)
+def test_each_event_carries_every_key_the_live_api_always_sends_in_that_place(enc_cls: type[RouteEncoder]) -> None:
     live = _live_keys(enc_cls.route)
     compared = 0
     for scenario in STREAMED:
         for _, obj in _events(enc_cls, scenario):
-            kind = obj["type"]
-            for where, value in ((kind, obj), (f"{kind}/response", obj.get("response")),
-                                 (f"{kind}/message", obj.get("message"))):
+            if _is_error(enc_cls, obj):
+                continue
+            for where, value in _objects(obj):
                 if where in live and isinstance(value, dict):
                     compared += 1
                     assert live[where] <= set(value), (scenario.slug, where, sorted(live[where] - set(value)))
-    assert compared > 100, "the recordings and the upstream share event types"
+    assert compared > 100, "the recordings and the upstream share places to compare"
