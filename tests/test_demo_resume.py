@@ -151,7 +151,9 @@ def test_an_unknown_or_malformed_response_id_is_not_found_and_never_echoed(embed
 def test_a_non_background_answer_is_not_kept(embedded: str) -> None:
     got = httpx.post(embedded + "/v1/responses", json=body(background=False))
     response_id = events_of(got.content)[0]["response"]["id"]  # type: ignore[index]
-    assert httpx.get(f"{embedded}/v1/responses/{response_id}", params={"stream": "true"}).status_code == 404
+    resume = httpx.get(f"{embedded}/v1/responses/{response_id}", params={"stream": "true"})
+    assert resume.status_code == 404
+    assert (resume.json()["error"]["code"], resume.json()["error"]["type"]) == ("not_found", "invalid_request_error")
 
 
 @pytest.mark.parametrize("slug", ["truncated", "stall", "plain", "tool", "max_tokens_in_tool", "upstream_error",

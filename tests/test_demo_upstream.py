@@ -503,7 +503,9 @@ def test_cancelling_mid_stream_is_recorded_as_a_disconnect_and_stops_the_stream(
 def test_unknown_scenario_is_refused_with_a_json_400(demo: str) -> None:
     path, body = request_for("openai-chat")
     resp = httpx.post(demo + path, json=body, headers={"x-demo-scenario": "no-such-thing"})
-    assert resp.status_code == 400 and resp.json()["error"]["code"] == "unknown_scenario"
+    error = resp.json()["error"]
+    assert resp.status_code == 400 and (error["code"], error["type"]) == ("unknown_scenario", "invalid_request_error")
+    assert "/demo/config.json" in error["message"]  # (it says where the scenarios are listed)
     assert "no-such-thing" not in resp.text
 
 
@@ -535,6 +537,7 @@ def test_config_json_lists_every_scenario_and_route(demo: str) -> None:
     assert doc["mode"] == "embedded" and doc["scenario_header"] == "x-demo-scenario"
     assert [s["slug"] for s in doc["scenarios"]] == list(SLUGS)
     assert [r["route"] for r in doc["routes"]] == list(ROUTES)
+    assert "/v1beta/models/{model}:streamGenerateContent" in [r["path"] for r in doc["routes"]]
     # The scenarios a background Responses resume continues (the page's "complete, after a resume" hint).
     assert [s["slug"] for s in doc["scenarios"] if s["resumable"]] == ["truncated", "stall"]
 

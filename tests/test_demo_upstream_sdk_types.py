@@ -242,8 +242,12 @@ def test_every_responses_delta_and_done_event_names_an_item_and_part_added_befor
 
 
 def test_the_identity_fields_have_the_live_api_s_shape() -> None:
-    """Chat's ``system_fingerprint`` as the live recordings send it (``fp_`` and ten hex digits), a model that
+    """Responses' service tier as the live recordings send it (``auto`` until the answer ends, then the tier that
+    served it), Chat's ``system_fingerprint`` (``fp_`` and ten hex digits), a model that
     is not a string replaced by the route's default model, and the choice's index 0 in the JSON body."""
+    tiers = {o["type"]: o["response"]["service_tier"] for _, o in _events(OpenAIResponses, SCENARIOS[0])
+             if "response" in o}
+    assert tiers == {"response.created": "auto", "response.in_progress": "auto", "response.completed": "default"}
     chunks = [o for _, o in _events(OpenAIChat, SCENARIOS[0])]
     assert all(re.fullmatch(r"fp_[0-9a-f]{10}", c["system_fingerprint"]) for c in chunks)
     for enc_cls in MODELS:
@@ -295,10 +299,10 @@ VENDOR_RECORDINGS = ("openai-python/", "anthropic-sdk-python/", "vercel-ai/opena
 
 def _objects(obj: dict[str, Any]) -> list[tuple[str, object]]:
     """Where an event's keys are compared: the event (named by its ``type``, or ``chunk`` on data-only routes),
-    and the object it wraps (``response``, ``message``) or its first choice / candidate."""
+    and the object it wraps (``response``, ``message``, an Anthropic ``delta``) or its first choice / candidate."""
     kind = obj.get("type") if isinstance(obj.get("type"), str) else "chunk"
     out: list[tuple[str, object]] = [(kind, obj), (f"{kind}/response", obj.get("response")),
-                                     (f"{kind}/message", obj.get("message"))]
+                                     (f"{kind}/message", obj.get("message")), (f"{kind}/delta", obj.get("delta"))]
     for key in ("choices", "candidates"):
         listed = obj.get(key)
         if isinstance(listed, list) and listed:
