@@ -332,7 +332,7 @@ class OpenAIResponses(RouteEncoder):
                 "max_output_tokens": None, "max_tool_calls": None, "model": self.model, "output": list(self.output),
                 "parallel_tool_calls": True, "previous_response_id": None, "prompt_cache_key": None,
                 "prompt_cache_retention": None, "reasoning": {"effort": None, "summary": None},
-                "safety_identifier": None, "service_tier": "auto" if status in ("queued", "in_progress") else "default",
+                "safety_identifier": None, "service_tier": "auto" if status == "in_progress" else "default",
                 "store": self.background, "temperature": 1.0, "text": {"format": {"type": "text"}},
                 "tool_choice": "auto", "tools": [], "top_logprobs": 0, "top_p": 1.0, "truncation": "disabled",
                 "usage": usage, "user": None, "metadata": {}, **fields}
