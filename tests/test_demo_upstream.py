@@ -936,3 +936,15 @@ def test_the_stats_count_as_active_the_streams_started_and_not_yet_ended() -> No
     assert snapshot["streams"] == {"plain": {"started": 2, "finished": 1, "disconnected": 0},
                                    "stall": {"started": 1, "finished": 0, "disconnected": 1},
                                    "resume": {"started": 1, "finished": 0, "disconnected": 0}}
+
+
+def test_a_played_stream_ends_without_the_server_logging_an_error(demo: str, caplog: pytest.LogCaptureFixture) -> None:
+    """Each handler hands its finished response back to aiohttp (a handler that returns nothing after streaming
+    makes aiohttp log an error and try to answer 500 on a response already sent)."""
+    caplog.set_level(logging.ERROR)
+    for route in ROUTES:
+        before = stats(demo)["plain"]["finished"]
+        fetch(demo, route, "plain")
+        assert wait_for_stat(demo, "plain", "finished", before + 1) == before + 1
+    time.sleep(0.3)  # (aiohttp finishes the response after the handler returned)
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR] == []

@@ -42,6 +42,7 @@ anthropic_types = pytest.importorskip("anthropic.types")
 
 from demo_site.scenarios import BY_SLUG, SCENARIOS, Scenario, answer_text  # noqa: E402  (after the importorskip guards)
 from demo_site.upstream import (  # noqa: E402
+    BATCH_EVENTS,
     AnthropicMessages,
     Gemini,
     OpenAIChat,
@@ -341,3 +342,28 @@ def test_each_event_carries_every_key_the_live_api_always_sends_in_that_place(en
                     compared += 1
                     assert live[where] <= set(value), (scenario.slug, where, sorted(live[where] - set(value)))
     assert compared > 100, "the recordings and the upstream share places to compare"
+
+
+def test_the_answer_s_usage_model_and_candidate_index_are_the_live_api_s() -> None:
+    """The model the request names is echoed; the completed Responses answer carries its usage (the total the sum
+    of its parts); Gemini's candidate is index 0, as in every live recording."""
+    completed = [o for _, o in _events(OpenAIResponses, SCENARIOS[0]) if o["type"] == "response.completed"]
+    usage = completed[0]["response"]["usage"]
+    assert usage["total_tokens"] == usage["input_tokens"] + usage["output_tokens"] > 0
+    for enc_cls in MODELS:
+        assert b'"demo-model"' in b"".join(d for _, d in plan_reply(
+            enc_cls, SCENARIOS[0], _body(enc_cls), path_model=None, sse=True, config=CONFIG,
+            rng=random.Random(7)).writes), enc_cls.route
+    gemini = plan_reply(Gemini, SCENARIOS[0], {"model": "ignored"}, path_model="gemini-demo", sse=True, config=CONFIG,
+                        rng=random.Random(7))
+    chunks = _parsed(b"".join(d for _, d in gemini.writes))
+    assert chunks and all(c["modelVersion"] == "gemini-demo" and [x["index"] for x in c["candidates"]] == [0]
+                          for _, c in chunks)
+
+
+def test_batch_chunking_writes_the_events_in_batches_of_a_fixed_size() -> None:
+    """The ``big`` scenario's events go out :data:`BATCH_EVENTS` to a write (the page meets many events per read)."""
+    reply = plan_reply(OpenAIChat, BY_SLUG["big"], _body(OpenAIChat), path_model=None, sse=True, config=CONFIG,
+                       rng=random.Random(7))
+    counts = [data.count(b"\n\n") for _, data in reply.writes]
+    assert len(counts) > 2 and set(counts[:-1]) == {BATCH_EVENTS} and 0 < counts[-1] <= BATCH_EVENTS
