@@ -350,6 +350,7 @@ def test_the_answer_s_usage_model_and_candidate_index_are_the_live_api_s() -> No
     completed = [o for _, o in _events(OpenAIResponses, SCENARIOS[0]) if o["type"] == "response.completed"]
     usage = completed[0]["response"]["usage"]
     assert usage["total_tokens"] == usage["input_tokens"] + usage["output_tokens"] > 0
+    assert usage["input_tokens_details"] == {"cached_tokens": 0}  # (the demo caches no prompt)
     for enc_cls in MODELS:
         assert b'"demo-model"' in b"".join(d for _, d in plan_reply(
             enc_cls, SCENARIOS[0], _body(enc_cls), path_model=None, sse=True, config=CONFIG,
