@@ -181,6 +181,9 @@ MODULE_TESTS: dict[str, list[str]] = {
     # tests that play it through the server (in-process, so the mutant is what answers): ~45 s a run.
     "demo_site/upstream.py": ["tests/test_demo_upstream_sdk_types.py", "tests/test_demo_resume.py",
                               "tests/test_demo_upstream.py"],
+    # The scenario table and the answer's text: what each scenario ends as on every route (~1 s), then the upstream's.
+    "demo_site/scenarios.py": ["tests/test_demo_scenarios.py", "tests/test_demo_upstream_sdk_types.py",
+                               "tests/test_demo_upstream.py"],
     # The command line first (~7 s), then the files that build apps and serve through them, and the embedded
     # upstream's tests that reach the server's wiring (not its ~110 scenario streams): ~36 s a run.
     "demo_site/server.py": ["tests/test_demo_server_cli.py", "tests/test_demo_server_static.py",

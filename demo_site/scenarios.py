@@ -143,6 +143,12 @@ class Scenario:
     repeat_to_chars: int = 0
     #: Characters per text delta (0: split on words, one to three words per delta).
     delta_chars: int = 0
+    #: Routes on which the scenario ends otherwise than :attr:`expected`: ``(route, outcome)`` pairs.
+    expected_on: tuple[tuple[str, str], ...] = ()
+
+    def expected_for(self, route: str) -> str:
+        """The outcome this scenario ends in on ``route``."""
+        return dict(self.expected_on).get(route, self.expected)
 
 
 _WEATHER_PARIS = ToolCallSpec(
@@ -240,6 +246,7 @@ SCENARIOS: tuple[Scenario, ...] = (
     Scenario(
         "refusal", "Refusal", "complete",
         "I can't help with “{prompt}”: that request is outside what I'm allowed to do.", stop="refusal",
+        expected_on=(("gemini", "truncated"),),  # (SAFETY, Gemini's filter stop: a cut answer, stage stop_reason)
     ),
     Scenario(
         "big", "Big answer (~1 MB)", "complete",

@@ -950,6 +950,7 @@ def demo_config_document(mode: str) -> dict[str, object]:
         "routes": [{"route": enc.route, "path": path.replace("{model:[^/:]+}", "{model}"),
                     "default_model": enc.default_model} for path, enc in ROUTES],
         "scenarios": [{"slug": s.slug, "title": s.title, "expected": s.expected,
+                       "expected_by_route": {enc.route: s.expected_for(enc.route) for _, enc in ROUTES},
                        "resumable": s.ending in CUT_ENDINGS} for s in SCENARIOS],
     }
 

@@ -373,6 +373,17 @@ def test_with_resuming_on_a_cut_responses_answer_continues_into_one_committed_an
         set_resume(desktop, False)
 
 
+def test_the_expected_outcome_shown_is_the_one_of_the_chosen_route(desktop: Any) -> None:
+    """A refusal commits where the route has a refusal channel or stop reason; Gemini says it with its filter
+    stop (SAFETY), which cuts the answer: the settings say so before anything is sent."""
+    choose(desktop, "openai-chat", "refusal")
+    assert "expected outcome: complete." in desktop.locator("#expected").text_content()
+    choose(desktop, "gemini", "refusal")
+    assert "expected outcome: truncated." in desktop.locator("#expected").text_content()
+    choose(desktop, "gemini", "plain")
+    assert "expected outcome: complete." in desktop.locator("#expected").text_content()
+
+
 def test_the_resume_setting_applies_to_the_responses_route_only_and_is_off_by_default(desktop: Any) -> None:
     toggle = desktop.get_by_test_id("resume-toggle")
     choose(desktop, "openai-chat", "truncated")

@@ -643,7 +643,8 @@ function showSettings() {
   const model = config.routes.find((r) => r.route === ui.route.value)?.default_model;
   ui.resume.disabled = ui.route.value !== "openai-responses";
   const resumed = !ui.resume.disabled && ui.resume.checked && scenario?.resumable === true;
-  const expected = resumed ? "complete, after a resume" : scenario?.expected;
+  const expected = resumed ? "complete, after a resume"
+    : scenario?.expected_by_route?.[ui.route.value] ?? scenario?.expected;
   ui.expected.textContent = `Model ${model}` +
     (scenario && config.mode !== "proxy" ? ` · expected outcome: ${expected}.` : ".");
   ui.settingsSummary.textContent = config.mode === "proxy" ? ui.route.value
