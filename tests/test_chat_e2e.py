@@ -373,15 +373,30 @@ def test_with_resuming_on_a_cut_responses_answer_continues_into_one_committed_an
         set_resume(desktop, False)
 
 
-def test_the_expected_outcome_shown_is_the_one_of_the_chosen_route(desktop: Any) -> None:
+@pytest.mark.parametrize("width", [PHONE, DESKTOP])
+def test_the_expected_outcome_shown_is_the_one_of_the_chosen_route(width: int, request: pytest.FixtureRequest) -> None:
     """A refusal commits where the route has a refusal channel or stop reason; Gemini says it with its filter
     stop (SAFETY), which cuts the answer: the settings say so before anything is sent."""
-    choose(desktop, "openai-chat", "refusal")
-    assert "expected outcome: complete." in desktop.locator("#expected").text_content()
-    choose(desktop, "gemini", "refusal")
-    assert "expected outcome: truncated." in desktop.locator("#expected").text_content()
-    choose(desktop, "gemini", "plain")
-    assert "expected outcome: complete." in desktop.locator("#expected").text_content()
+    page = request.getfixturevalue("phone" if width == PHONE else "desktop")
+    expected = page.locator("#expected")
+    choose(page, "openai-chat", "refusal")
+    assert "expected outcome: complete." in expected.text_content()
+    choose(page, "gemini", "refusal")
+    assert "expected outcome: truncated." in expected.text_content()
+    settings = page.locator("#settings summary")
+    opened = not page.locator("#settings").evaluate("(el) => el.open")
+    if opened:
+        settings.click()
+    assert_fits(page)
+    page.screenshot(path=str(SCREENSHOTS / f"chat-{width}-settings-gemini-refusal.png"))
+    if opened:
+        settings.click()
+    choose(page, "gemini", "plain")
+    assert "expected outcome: complete." in expected.text_content()
+    if width == PHONE:  # and the answer ends as promised: a cut, its text kept as provisional
+        attempt = ask(page, "gemini", "refusal", shot="chat-360-gemini-refusal")
+        assert (attempt.outcome, attempt.stage, attempt.committed) == ("truncated", "stop_reason", "")
+        assert "I can't help with" in attempt.provisional
 
 
 def test_the_resume_setting_applies_to_the_responses_route_only_and_is_off_by_default(desktop: Any) -> None:

@@ -10,9 +10,6 @@ upstream builds every answer from: the deltas join to the answer, and the prompt
 
 from __future__ import annotations
 
-import dataclasses
-import random
-
 import pytest
 
 pytest.importorskip("aiohttp")
@@ -26,31 +23,22 @@ from demo_site.scenarios import (
     sanitize_prompt,
     text_deltas,
 )
-from demo_site.upstream import ROUTES, RouteEncoder, UpstreamConfig, demo_config_document, plan_reply
+from demo_site.upstream import ROUTES, RouteEncoder, demo_config_document
+from tests.demo_replies import PROMPT, as_played, planned
 from webclient import Outcome, StreamSession
 from webclient._toolcalls import ToolRegistry
 
 pytestmark = pytest.mark.host
 
-CONFIG = UpstreamConfig(time_scale=0.0, big_chars=20_000)
 #: Scenarios whose outcome a transport decides (a deadline, or the page's line ceiling on an endless line).
 TRANSPORT_DECIDES = {"stall": Outcome.TIMEOUT, "endless_event": Outcome.BUFFER_LIMIT}
-
-
-def _request(enc_cls: type[RouteEncoder]) -> dict[str, object]:
-    if enc_cls.route == "gemini":
-        return {"contents": [{"role": "user", "parts": [{"text": "Weather in Paris?"}]}]}
-    if enc_cls.route == "openai-responses":
-        return {"model": "m", "stream": True, "input": [{"role": "user", "content": "Weather in Paris?"}]}
-    return {"model": "m", "stream": True, "messages": [{"role": "user", "content": "Weather in Paris?"}]}
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda s: s.slug)
 @pytest.mark.parametrize("enc_cls", [enc for _, enc in ROUTES], ids=lambda c: c.route)
 def test_each_scenario_s_answer_ends_in_the_outcome_the_table_promises(
         enc_cls: type[RouteEncoder], scenario: Scenario) -> None:
-    reply = plan_reply(enc_cls, scenario, _request(enc_cls), path_model="gemini-demo", sse=True, config=CONFIG,
-                       rng=random.Random(3))
+    reply = planned(enc_cls, scenario)
     session = StreamSession(enc_cls.route, tools=TOOLS)
     session.open(reply.status, reply.content_type)
     for _, data in reply.writes:
@@ -64,14 +52,13 @@ def test_each_scenario_s_answer_ends_in_the_outcome_the_table_promises(
     if scenario.stop == "refusal" and enc_cls.route == "gemini":
         assert result.stage == "stop_reason" and result.stop_reason == "SAFETY"
     if expected is Outcome.COMPLETE:  # the whole answer, on its text or refusal channel, and every call
-        asked = scenario if scenario.slug != "big" else dataclasses.replace(scenario, repeat_to_chars=CONFIG.big_chars)
-        assert (result.text or result.refusal) == answer_text(asked, sanitize_prompt("Weather in Paris?"))
+        assert (result.text or result.refusal) == answer_text(as_played(scenario), sanitize_prompt(PROMPT))
         assert [c.name for c in result.tool_calls] == [c.name for c in scenario.tools]
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda s: s.slug)
 def test_the_deltas_join_to_the_answer_and_follow_the_scenario_s_cut(scenario: Scenario) -> None:
-    text = answer_text(scenario, sanitize_prompt("Weather in Paris?"))
+    text = answer_text(scenario, sanitize_prompt(PROMPT))
     deltas = text_deltas(scenario, text)
     assert "".join(deltas) == text
     assert all(deltas)

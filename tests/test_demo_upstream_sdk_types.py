@@ -23,9 +23,7 @@ Where the SDK's model and the live API differ, the live API wins, as recorded in
 
 from __future__ import annotations
 
-import dataclasses
 import json
-import random
 import re
 import typing
 from collections.abc import Callable
@@ -48,17 +46,13 @@ from demo_site.upstream import (  # noqa: E402
     OpenAIChat,
     OpenAIResponses,
     RouteEncoder,
-    UpstreamConfig,
     demo_config_document,
-    plan_reply,
     split_points,
 )
+from tests.demo_replies import GEMINI_MODEL, PROMPT, as_played, body_of, planned, request_body  # noqa: E402
 from webclient import EventStreamParser  # noqa: E402
 
 pytestmark = pytest.mark.host
-
-#: No delays: the replies are planned, never played.
-CONFIG = UpstreamConfig(time_scale=0.0, big_chars=20_000)
 
 #: The scenarios whose reply is an event stream (the HTML 502 and the JSON 200 are not).
 STREAMED = [s for s in SCENARIOS if s.ending not in ("http_502_html", "json_200")]
@@ -115,17 +109,6 @@ MODELS: dict[type[RouteEncoder], tuple[Callable[[object], object], Callable[[obj
 }
 
 
-def _body(enc_cls: type[RouteEncoder]) -> dict[str, Any]:
-    body: dict[str, Any] = {"model": "demo-model", "stream": True}
-    if enc_cls is OpenAIResponses:
-        body["input"] = [{"role": "user", "content": "Weather in Paris?"}]
-    else:
-        body["messages"] = [{"role": "user", "content": "Weather in Paris?"}]
-    if enc_cls is OpenAIChat:
-        body["stream_options"] = {"include_usage": True}
-    return body
-
-
 def _parsed(data: bytes) -> list[tuple[str, Any]]:
     """The complete events of ``data`` with JSON data (``[DONE]`` left out): (event type, parsed data)."""
     parser = EventStreamParser()
@@ -140,10 +123,9 @@ def _parsed(data: bytes) -> list[tuple[str, Any]]:
 
 
 def _events(enc_cls: type[RouteEncoder], scenario: Scenario) -> list[tuple[str, Any]]:
-    reply = plan_reply(enc_cls, scenario, _body(enc_cls), path_model=None, sse=True, config=CONFIG,
-                       rng=random.Random(7))
+    reply = planned(enc_cls, scenario)
     assert reply.status == 200 and reply.content_type.startswith("text/event-stream")
-    return _parsed(b"".join(d for _, d in reply.writes))
+    return _parsed(body_of(reply))
 
 
 def _is_error(enc_cls: type[RouteEncoder], obj: dict[str, Any]) -> bool:
@@ -176,24 +158,21 @@ def test_every_event_the_embedded_upstream_streams_validates_against_the_officia
 def test_the_json_body_the_embedded_upstream_answers_on_a_stream_route_validates_against_the_official_sdk_model(
         enc_cls: type[RouteEncoder]) -> None:
     _, _, body_model = MODELS[enc_cls]
-    reply = plan_reply(enc_cls, BY_SLUG["json_200"], _body(enc_cls), path_model=None, sse=True, config=CONFIG,
-                       rng=random.Random(7))
+    reply = planned(enc_cls, BY_SLUG["json_200"])
     assert (reply.status, reply.content_type) == (200, "application/json")
-    body_model(json.loads(b"".join(d for _, d in reply.writes)))
+    body_model(json.loads(body_of(reply)))
 
 
 @pytest.mark.parametrize("scenario", [s for s in SCENARIOS if s.ending != "http_502_html"], ids=lambda s: s.slug)
 def test_gemini_without_alt_sse_answers_every_scenario_with_a_json_array_of_whole_calls(scenario: Scenario) -> None:
     """The JSON array form holds whole calls only: a call the scenario cuts mid-arguments (``max_tokens_in_tool``)
     is left out, the answer stopping at ``MAX_TOKENS``, instead of the server failing to build the answer."""
-    reply = plan_reply(Gemini, scenario, {"contents": [{"role": "user", "parts": [{"text": "Weather?"}]}]},
-                       path_model="gemini-demo", sse=False, config=CONFIG, rng=random.Random(7))
+    reply = planned(Gemini, scenario, sse=False)
     assert (reply.status, reply.content_type) == (200, "application/json")
-    [chunk] = json.loads(b"".join(d for _, d in reply.writes))
+    [chunk] = json.loads(body_of(reply))
     [candidate] = chunk["candidates"]
     assert candidate["content"]["role"] == "model"
-    asked = scenario if scenario.slug != "big" else dataclasses.replace(scenario, repeat_to_chars=CONFIG.big_chars)
-    assert candidate["content"]["parts"][0] == {"text": answer_text(asked, "Weather?")}
+    assert candidate["content"]["parts"][0] == {"text": answer_text(as_played(scenario), PROMPT)}
     calls = [p["functionCall"] for p in candidate["content"]["parts"] if "functionCall" in p]
     assert all(isinstance(c["args"], dict) and c["name"] for c in calls)
     whole = [c for c in scenario.tools if scenario.ending != "cut_tool" or c is not scenario.tools[-1]]
@@ -252,12 +231,9 @@ def test_the_identity_fields_have_the_live_api_s_shape() -> None:
     chunks = [o for _, o in _events(OpenAIChat, SCENARIOS[0])]
     assert all(re.fullmatch(r"fp_[0-9a-f]{10}", c["system_fingerprint"]) for c in chunks)
     for enc_cls in MODELS:
-        reply = plan_reply(enc_cls, SCENARIOS[0], {**_body(enc_cls), "model": 5}, path_model=None, sse=True,
-                           config=CONFIG, rng=random.Random(7))
-        assert enc_cls.default_model.encode() in b"".join(d for _, d in reply.writes), enc_cls.route
-    body = json.loads(b"".join(d for _, d in plan_reply(OpenAIChat, BY_SLUG["json_200"], _body(OpenAIChat),
-                                                      path_model=None, sse=True, config=CONFIG,
-                                                      rng=random.Random(7)).writes))
+        reply = planned(enc_cls, SCENARIOS[0], {**request_body(enc_cls), "model": 5})
+        assert enc_cls.default_model.encode() in body_of(reply), enc_cls.route
+    body = json.loads(body_of(planned(OpenAIChat, BY_SLUG["json_200"])))
     assert [c["index"] for c in body["choices"]] == [0]
 
 
@@ -267,9 +243,7 @@ def test_a_whole_body_with_tool_calls_validates_and_holds_each_whole_call(enc_cl
     ``json_200`` scenario has none; a scenario that adds calls gets a valid body): every call the answer
     finished, by name."""
     for scenario in (BY_SLUG["tool"], BY_SLUG["parallel_tools"], BY_SLUG["max_tokens_in_tool"]):
-        reply = plan_reply(enc_cls, scenario, _body(enc_cls), path_model=None, sse=False, config=CONFIG,
-                           rng=random.Random(7))
-        body = json.loads(b"".join(d for _, d in reply.writes))
+        body = json.loads(body_of(planned(enc_cls, scenario, sse=False)))
         MODELS[enc_cls][2](body)
         text = json.dumps(body)
         for call in scenario.tools:
@@ -352,19 +326,13 @@ def test_the_answer_s_usage_model_and_candidate_index_are_the_live_api_s() -> No
     assert usage["total_tokens"] == usage["input_tokens"] + usage["output_tokens"] > 0
     assert usage["input_tokens_details"] == {"cached_tokens": 0}  # (the demo caches no prompt)
     for enc_cls in MODELS:
-        assert b'"demo-model"' in b"".join(d for _, d in plan_reply(
-            enc_cls, SCENARIOS[0], _body(enc_cls), path_model=None, sse=True, config=CONFIG,
-            rng=random.Random(7)).writes), enc_cls.route
-    gemini = plan_reply(Gemini, SCENARIOS[0], {"model": "ignored"}, path_model="gemini-demo", sse=True, config=CONFIG,
-                        rng=random.Random(7))
-    chunks = _parsed(b"".join(d for _, d in gemini.writes))
-    assert chunks and all(c["modelVersion"] == "gemini-demo" and [x["index"] for x in c["candidates"]] == [0]
+        assert b'"demo-model"' in body_of(planned(enc_cls, SCENARIOS[0])), enc_cls.route
+    chunks = _parsed(body_of(planned(Gemini, SCENARIOS[0], {**request_body(Gemini), "model": "ignored"})))
+    assert chunks and all(c["modelVersion"] == GEMINI_MODEL and [x["index"] for x in c["candidates"]] == [0]
                           for _, c in chunks)
 
 
 def test_batch_chunking_writes_the_events_in_batches_of_a_fixed_size() -> None:
     """The ``big`` scenario's events go out :data:`BATCH_EVENTS` to a write (the page meets many events per read)."""
-    reply = plan_reply(OpenAIChat, BY_SLUG["big"], _body(OpenAIChat), path_model=None, sse=True, config=CONFIG,
-                       rng=random.Random(7))
-    counts = [data.count(b"\n\n") for _, data in reply.writes]
+    counts = [data.count(b"\n\n") for _, data in planned(OpenAIChat, BY_SLUG["big"]).writes]
     assert len(counts) > 2 and set(counts[:-1]) == {BATCH_EVENTS} and 0 < counts[-1] <= BATCH_EVENTS
