@@ -49,11 +49,14 @@ import json
 import re
 import unicodedata
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, get_args
 
 Stop = Literal["stop", "tool", "length", "refusal"]
 Ending = Literal["terminal", "eof", "cut_tool", "error", "stall", "endless", "http_502_html", "json_200"]
 Chunking = Literal["event", "split", "batch"]
+#: The outcomes webclient reports (its ``Outcome`` values; the tests check that the two agree).
+Expected = Literal["complete", "truncated", "protocol_error", "decode_error", "payload_error", "buffer_limit",
+                   "upstream_error", "timeout", "cancelled"]
 
 #: The tools the demo's model "knows". Served at ``GET /demo/tools.json`` as a mapping of tool name
 #: to the JSON Schema of its arguments (the shape ``StreamSession(tools=...)`` and
@@ -132,7 +135,7 @@ class Scenario:
 
     slug: str
     title: str
-    expected: str
+    expected: Expected
     text: str
     tools: tuple[ToolCallSpec, ...] = ()
     stop: Stop = "stop"
@@ -144,7 +147,19 @@ class Scenario:
     #: Characters per text delta (0: split on words, one to three words per delta).
     delta_chars: int = 0
     #: Routes on which the scenario ends otherwise than :attr:`expected`: ``(route, outcome)`` pairs.
-    expected_on: tuple[tuple[str, str], ...] = ()
+    expected_on: tuple[tuple[str, Expected], ...] = ()
+
+    def __post_init__(self) -> None:
+        # The table is data that nothing else checks: a misspelt word would otherwise fall through to a default
+        # branch of the upstream (an unknown ending plays as "terminal") or show an empty option in the picker.
+        fields = {"stop": (self.stop, Stop), "ending": (self.ending, Ending), "chunking": (self.chunking, Chunking),
+                  "expected": (self.expected, Expected)}
+        fields.update({f"expected_on[{route}]": (outcome, Expected) for route, outcome in self.expected_on})
+        for name, (value, vocabulary) in fields.items():
+            if value not in get_args(vocabulary):
+                raise ValueError(f"scenario {self.slug!r}: {name} {value!r} is not one of {get_args(vocabulary)}")
+        if not self.slug or not self.title.strip():
+            raise ValueError("a scenario needs a slug and a title (the picker shows the title)")
 
     def expected_for(self, route: str) -> str:
         """The outcome this scenario ends in on ``route``."""
@@ -254,6 +269,14 @@ SCENARIOS: tuple[Scenario, ...] = (
     ),
 )
 
+
+def check_unique(scenarios: tuple[Scenario, ...]) -> None:
+    """Raise ``ValueError`` unless slugs and titles are unique (requests name a slug; the picker shows titles)."""
+    if len({s.slug for s in scenarios}) != len(scenarios) or len({s.title for s in scenarios}) != len(scenarios):
+        raise ValueError("scenario slugs and titles must be unique (the picker tells them apart by title)")
+
+
+check_unique(SCENARIOS)
 BY_SLUG: dict[str, Scenario] = {s.slug: s for s in SCENARIOS}
 DEFAULT_SCENARIO = "plain"
 
