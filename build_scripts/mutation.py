@@ -51,7 +51,10 @@ for the module's import name (no file in the repository is touched, so runs can 
 interrupted run leaves nothing behind). Exit status 0 means the mutant survived; any failure,
 error or crash kills it; a run that exceeds the timeout is killed and counted as *killed by
 timeout* (a mutant that makes a loop endless is caught, it just takes the timeout to say so).
-Hypothesis runs with a fixed seed so that a verdict does not depend on the draw. Before the
+The subprocess also names the module and the mutant's file in the environment (``WEBCLIENT_MUTANT``, a
+JSON pair), for tests that run the package in another runtime: the Pyodide bridge tests write the mutant over
+the module in Pyodide's file system before it is imported there, which is how ``browser.py`` (which only runs
+inside Pyodide) is mutated. Hypothesis runs with a fixed seed so that a verdict does not depend on the draw. Before the
 mutants, the unmutated module goes through the same path (it must pass) and its duration sets the
 default timeout.
 
@@ -149,6 +152,9 @@ MODULE_TESTS: dict[str, list[str]] = {
                               "tests/test_result_encoding.py"],
     # The httpx transport against a real local server: ~25 s a run (its tests wait on real deadlines).
     "webclient/httpx.py": ["tests/test_httpx_adapter.py"],
+    # The browser bridge runs only inside Pyodide: its tests boot Pyodide under Node once (~10 s) and write the
+    # mutant over the installed module there (WEBCLIENT_MUTANT); the Chromium case installs the wheel unmutated.
+    "webclient/browser.py": ["tests/test_browser_bridge.py"],
     "webclient/_gate.py": ["tests/test_gate_limits_outcome.py", "tests/test_session_lifecycle.py",
                            "tests/test_telemetry.py"],
     "webclient/_limits.py": ["tests/test_gate_limits_outcome.py", "tests/test_sse.py", "tests/test_edges_session.py",
@@ -272,6 +278,9 @@ class Mutant(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     def exec_module(self, module):
         exec(code, module.__dict__)
 sys.meta_path.insert(0, Mutant())
+# For tests that run the package in another runtime (the Pyodide bridge tests): which module, and its mutant's source.
+import json, os
+os.environ["WEBCLIENT_MUTANT"] = json.dumps([name, mutant])
 import pytest
 sys.exit(pytest.main(args))
 """

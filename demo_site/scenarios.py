@@ -41,6 +41,10 @@ Vocabulary of the table (every field is plain data):
 ``expected``
     The outcome the webclient library must report for this scenario (documentation for the page and
     the tests; the tests state their expectations independently).
+
+A scenario built with a word outside this vocabulary (a stop, ending, chunking or outcome), or without a
+title, raises ``ValueError``, and so does a table with a slug or a title twice: the upstream would otherwise
+play an unknown ending as ``"terminal"``, and the picker would show an empty or ambiguous choice.
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ from typing import Any
 
 import js
 from bridge_streams import comparable  # tests/ is on sys.path inside Pyodide (mounted at /bridge)
-from pyodide.ffi import JsException, to_js
+from pyodide.ffi import JsException, create_proxy, to_js
 
 from webclient import Deadlines, ResumePolicy
 from webclient.browser import BrowserStream, start_stream
@@ -53,16 +53,28 @@ async def run_stream(*, url: str = "http://127.0.0.1:9/unused", route: str = "op
     ``cancel_after`` N provisional updates, cancel: ``method`` (stream.cancel()), ``task`` (cancel the task
     awaiting run()), ``break`` (leave an ``async for``), ``signal`` (abort a linked AbortSignal).
     ``cancel_at`` seconds after the start, call stream.cancel(). ``resume``: ResumePolicy keyword arguments.
+    Without ``cancel_after``, ``cancel_how`` may also be ``signal_before`` (the linked signal is aborted before the
+    attempt starts) or ``in_fetch`` (stream.cancel() while the fake fetch is in flight, which then answers anyway).
     """
     fake = None
     if chunks_b64 is not None:
         fake = _fetch_from([base64.b64decode(c) for c in chunks_b64], status, content_type)
-    external = js.AbortController.new() if cancel_how == "signal" else None
+    external = js.AbortController.new() if cancel_how in ("signal", "signal_before") else None
+    fetch = fake
+    if cancel_how == "in_fetch":
+        assert fake is not None
+
+        async def fetch(url: str, init: Any) -> Any:  # the caller cancels while the request is in flight
+            stream.cancel()
+            return await fake(url, init)
+
     chunk_log: list[dict[str, Any]] = []
     stream = BrowserStream(url, route, fast=fast, deadlines=_deadlines(deadlines), body=body, headers=headers,
-                           fetch=fake, signal=None if external is None else external.signal,
+                           fetch=fetch, signal=None if external is None else external.signal,
                            on_chunk=lambda t: chunk_log.append(t.to_dict()),
                            resume=None if resume is None else ResumePolicy(**resume))
+    if cancel_how == "signal_before":
+        external.abort()
     updates: list[dict[str, Any]] = []
     raised = None
     loop = asyncio.get_running_loop()
@@ -215,26 +227,42 @@ async def batches(*, chunks_b64: list[str], fast: bool = True, spaced: bool = Fa
 
 async def js_entry_point(*, url: str, route: str = "openai-chat", fast: bool = False, cancel_after: int = 0,
                          throw_after: int = 0, deadlines: dict[str, float | None] | None = None,
-                         resume: dict[str, Any] | None = None, **options: Any) -> dict[str, Any]:
+                         resume: dict[str, Any] | None = None, batched: bool = False,
+                         **options: Any) -> dict[str, Any]:
     """Drive start_stream() the way a JavaScript page would, with JS callbacks; report what they received.
-    ``options``: more start_stream options, as given."""
+    ``options``: more start_stream options, as given. ``batched``: the page gives ``onUpdates`` / ``onChunks`` (an
+    array per feed / per batch of chunks, as the kit's worker does) instead of ``onUpdate`` / ``onChunk``; what
+    they received is reported as ``update_batches`` / ``chunk_batches``."""
     col = js.bridgeCollector(cancel_after, throw_after)
     spec: dict[str, Any] = {"url": url, "route": route, "fast": fast, "body": {"model": "m", "stream": True},
                             "deadlines": deadlines or {}, **options}
     if resume is not None:
         spec["resume"] = resume
     options = js.JSON.parse(json.dumps(spec))  # a page's plain object: None is null (to_js would give undefined)
-    options.onUpdate = col.onUpdate
+    batches: dict[str, list[Any]] = {"update_batches": [], "chunk_batches": []}
+    proxies = []
+    if batched:
+        for key, name in (("update_batches", "onUpdates"), ("chunk_batches", "onChunks")):
+            proxy = create_proxy(lambda array, key=key: batches[key].append(json.loads(js.JSON.stringify(array))))
+            proxies.append(proxy)
+            setattr(options, name, proxy)
+    else:
+        options.onUpdate = col.onUpdate
+        options.onChunk = col.onChunk
     options.onResult = col.onResult
-    options.onChunk = col.onChunk
+    loop = asyncio.get_running_loop()
+    started = loop.time()
     handle = start_stream(options)
     col.handle = handle
-    out: dict[str, Any] = {"rejected": None, "resolved": None}
+    out: dict[str, Any] = {"rejected": None, "resolved": None, **batches}
     try:
         resolved = await handle.result
         out["resolved"] = json.loads(js.JSON.stringify(resolved))
     except JsException as exc:
         out["rejected"] = str(exc)
+    out["elapsed"] = loop.time() - started
+    for proxy in proxies:
+        proxy.destroy()
     out.update(json.loads(col.dump()))
     out["handle_keys"] = sorted(js.Object.keys(handle).to_py())
     return out

@@ -103,7 +103,26 @@ class PyodideNode:
         hello = json.loads(self._next_line(BOOT_TIMEOUT_S))
         assert hello.get("ready") is True, hello
         self._ids = 0
+        self._serve_mutant()
         self.call("import sys; sys.path.insert(0, '/bridge'); import bridge_cases; json.dumps(True)")
+
+    def _serve_mutant(self) -> None:
+        """Under build_scripts/mutation.py (``WEBCLIENT_MUTANT``: a module and its mutant's file), write the mutant
+        over that module of the installed wheel, before anything imports it here."""
+        mutant = os.environ.get("WEBCLIENT_MUTANT")
+        if not mutant:
+            return
+        name, source_file = json.loads(mutant)
+        if not name.startswith("webclient."):
+            return
+        source = Path(source_file).read_text(encoding="utf-8")
+        parts = name.split(".")[1:]
+        written = self.call(
+            "import importlib.util, pathlib\n"
+            f"_path = pathlib.Path(importlib.util.find_spec('webclient').origin).parent.joinpath(*{parts!r})\n"
+            f"_path = _path.with_suffix('.py'); _path.write_text({source!r}, encoding='utf-8')\n"
+            f"json.dumps(str(_path))")
+        assert written.endswith(name.rsplit(".", 1)[1] + ".py"), written
 
     def _pump(self) -> None:
         assert self._proc.stdout is not None
@@ -518,6 +537,41 @@ def test_cancellation_mid_stream_ends_cancelled_and_the_server_sees_the_connecti
     assert exchange.disconnected.wait(DISCONNECT_WITHIN_S) and not exchange.finished.is_set()
 
 
+def test_a_stream_not_yet_started_stands_at_zero() -> None:
+    from webclient.browser import BrowserStream, Timeline  # (construction needs no JavaScript: CPython here)
+
+    assert BrowserStream("http://127.0.0.1:9/x", "openai-chat").timeline == Timeline(0.0, 0, 0, 0)
+
+
+def test_chunk_timelines_give_milliseconds_since_the_start_in_order(
+        pyodide: PyodideNode, server: SSETestServer) -> None:
+    url = server.url(sse_script(CHAT, chunk_size=16, delay=0.01))
+
+    out = pyodide.case("run_stream", url=url)
+
+    stamps = [c["t_ms"] for c in out["chunk_log"]]
+    assert len(stamps) > 5 and stamps == sorted(stamps) and all(t == round(t, 3) for t in stamps)
+    assert 0 < stamps[0] < stamps[-1] <= out["elapsed"] * 1000.0 + 1.0
+
+
+def test_a_signal_aborted_before_the_attempt_starts_cancels_it_without_a_request(pyodide: PyodideNode) -> None:
+    out = pyodide.case("run_stream", chunks_b64=b64([CHAT]), cancel_how="signal_before")
+
+    assert (out["result"]["outcome"], out["result"]["stage"]) == ("cancelled", "caller")
+    assert out["fake"]["calls"] == 0 and out["updates"][-1]["kind"] == "failed"
+
+
+@pytest.mark.parametrize("fast", [False, True], ids=["pull", "fast"])
+def test_a_response_that_arrives_after_a_cancel_is_cancelled_unread(pyodide: PyodideNode, fast: bool) -> None:
+    out = pyodide.case("run_stream", chunks_b64=b64([CHAT_HEAD, CHAT[len(CHAT_HEAD):]]), fast=fast,
+                       cancel_how="in_fetch")
+
+    assert (out["result"]["outcome"], out["result"]["stage"]) == ("cancelled", "caller")
+    assert out["fake"] == {"calls": 1, "pulled": 0, "cancelled": True}
+    assert out["result"]["telemetry"]["bytes_received"] == 0
+    assert out["result"]["http_status"] is None  # (not even its head is taken)
+
+
 @pytest.mark.parametrize("fast", [False, True], ids=["pull", "fast"])
 def test_clean_eof_before_the_terminal_event_is_truncated(
         pyodide: PyodideNode, server: SSETestServer, fast: bool) -> None:
@@ -601,6 +655,10 @@ def test_a_throwing_page_callback_is_reported_and_changes_nothing(
     ({"url": "http://127.0.0.1:9/x", "route": "openai-chat", "include_reasoning_content": 1},
      "include_reasoning_content"),
     ({"url": "http://127.0.0.1:9/x", "route": "openai-chat", "resume": {"retries": 1}}, "resume"),
+    ({"url": "http://127.0.0.1:9/x", "route": "openai-chat", "resume": {"delay_ms": "soon"}}, "resume.delay_ms"),
+    ({"url": "http://127.0.0.1:9/x", "route": "openai-chat", "resume": {"max_delay_ms": True}}, "resume.max_delay_ms"),
+    ({"url": "http://127.0.0.1:9/x", "route": "openai-chat", "method": 5}, "method"),
+    ({"url": "http://127.0.0.1:9/x", "route": "openai-chat", "attempt": -1}, "attempt"),
     ({"url": "http://127.0.0.1:9/x", "route": "openai-chat", "limits": {"max_citations": 0}}, "max_citations"),
 ])
 def test_start_stream_rejects_bad_options_with_a_one_line_webclient_usage_error(
@@ -770,6 +828,35 @@ def test_start_stream_takes_resume_and_grace_options_in_milliseconds(
 
     assert answer_view(out["resolved"]) == uninterrupted_view(USAGE)[0]
     assert out["updates"][-1]["kind"] == "committed" and out["results"] == [out["resolved"]]
+    assert out["elapsed"] < 5  # (a pause of 10 s, were delay_ms read as seconds)
+
+
+@pytest.mark.parametrize("fast", [False, True], ids=["pull", "fast"])
+def test_a_resumed_request_that_stalls_ends_by_its_own_idle_deadline(
+        pyodide: PyodideNode, server: SSETestServer, fast: bool) -> None:
+    url = server.url(Script([Send(cut_inside(USAGE, USAGE_K))]))
+    again = server.add(Script([Send(from_event(USAGE, USAGE_K - 1, USAGE_K + 2)), Stall(30)]), path=resume_path(url))
+
+    out = pyodide.case("run_stream", url=url, route="openai-responses", fast=fast,
+                       deadlines={"idle": 0.5}, resume={"max_resumes": 1, "delay": 0.0})
+
+    assert (out["result"]["outcome"], out["result"]["stage"]) == ("timeout", "idle")
+    assert out["elapsed"] < 15 and server.requests_to(again) == 1
+
+
+def test_start_stream_hands_a_page_s_batch_callbacks_every_update_and_chunk_in_arrays(
+        pyodide: PyodideNode, server: SSETestServer) -> None:
+    url = server.url(sse_script(TOOL, chunk_size=128, delay=0.002))
+
+    one_by_one = pyodide.case("js_entry_point", url=url)
+    out = pyodide.case("js_entry_point", url=url, batched=True)
+
+    assert out["rejected"] is None and comparable(out["resolved"]) == expected(TOOL)
+    assert out["updates"] == [] and out["chunks"] == [] and out["results"] == [out["resolved"]]
+    assert all(out["update_batches"]) and all(out["chunk_batches"])
+    updates = [u for batch in out["update_batches"] for u in batch]
+    assert updates[-1]["kind"] == "committed" and texts(updates) == texts(one_by_one["updates"])
+    assert sum(map(len, out["chunk_batches"])) == out["resolved"]["telemetry"]["chunk_count"]
 
 
 def test_start_stream_reads_a_javascript_null_as_none_in_deadlines_and_the_body(

@@ -5,7 +5,8 @@ the same claim is checked fast, without a browser or a server, for every route: 
 each scenario, fed to a :class:`~webclient.StreamSession` with the demo's tools, ends in the expected outcome
 (the ``stall`` and ``endless_event`` scenarios need a deadline or a line ceiling, which a transport and the
 page's limits supply: their prefixes are checked here to end ``truncated`` at EOF). Also the text helpers the
-upstream builds every answer from: the deltas join to the answer, and the prompt echo is bounded.
+upstream builds every answer from: the deltas join to the answer, and the prompt echo is bounded. And the table's
+own checks: its words, titles and slugs, text in every streamed scenario, and the demo tools' descriptions.
 """
 
 from __future__ import annotations
