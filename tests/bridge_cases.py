@@ -46,13 +46,14 @@ async def run_stream(*, url: str = "http://127.0.0.1:9/unused", route: str = "op
                      cancel_how: str = "method", chunks_b64: list[str] | None = None, status: int = 200,
                      content_type: str | None = "text/event-stream", body: Any = None,
                      headers: dict[str, str] | None = None, resume: dict[str, Any] | None = None,
-                     cancel_at: float | None = None) -> dict[str, Any]:
+                     cancel_at: float | None = None, callback: bool = True) -> dict[str, Any]:
     """Run one BrowserStream and report its updates, result and timeline.
 
     ``chunks_b64`` replaces the network with a JS ReadableStream handing out exactly those chunks.
     ``cancel_after`` N provisional updates, cancel: ``method`` (stream.cancel()), ``task`` (cancel the task
     awaiting run()), ``break`` (leave an ``async for``), ``signal`` (abort a linked AbortSignal).
     ``cancel_at`` seconds after the start, call stream.cancel(). ``resume``: ResumePolicy keyword arguments.
+    ``callback=False``: ``await stream.run()`` without an update callback (no updates are reported).
     Without ``cancel_after``, ``cancel_how`` may also be ``signal_before`` (the linked signal is aborted before the
     attempt starts) or ``in_fetch`` (stream.cancel() while the fake fetch is in flight, which then answers anyway).
     """
@@ -102,7 +103,7 @@ async def run_stream(*, url: str = "http://127.0.0.1:9/unused", route: str = "op
                 if cancel_after is not None and len(updates) == cancel_after:
                     break
     else:
-        task = asyncio.ensure_future(stream.run(on_update))
+        task = asyncio.ensure_future(stream.run(on_update if callback else None))
         try:
             await task
         except asyncio.CancelledError:
@@ -266,6 +267,32 @@ async def js_entry_point(*, url: str, route: str = "openai-chat", fast: bool = F
     out.update(json.loads(col.dump()))
     out["handle_keys"] = sorted(js.Object.keys(handle).to_py())
     return out
+
+
+async def failing_task(*, how: str) -> dict[str, Any]:
+    """start_stream() whose attempt itself fails (a bug in webclient, simulated by replacing ``BrowserStream._run``
+    for this call): ``raise`` raises a RuntimeError, ``cancel`` ends the task cancelled. How its result settles."""
+
+    async def broken(self: BrowserStream) -> Any:
+        await asyncio.sleep(0)
+        if how == "cancel":
+            raise asyncio.CancelledError
+        raise RuntimeError("a bug")
+
+    original = BrowserStream._run
+    BrowserStream._run = broken  # type: ignore[method-assign]
+    try:
+        options = js.JSON.parse(json.dumps({"url": "http://127.0.0.1:9/unused", "route": "openai-chat"}))
+        handle = start_stream(options)
+        try:
+            resolved = await asyncio.wait_for(handle.result, 10)
+        except JsException as exc:
+            return {"name": exc.name, "message": exc.message}
+        except TimeoutError:
+            return {"name": None, "message": "never settled"}
+        return {"name": None, "message": f"resolved: {json.loads(js.JSON.stringify(resolved))}"}
+    finally:
+        BrowserStream._run = original  # type: ignore[method-assign]
 
 
 async def usage_error(*, options: dict[str, Any]) -> dict[str, Any]:

@@ -1033,8 +1033,10 @@ def start_stream(options: Any) -> Any:
 
     ``handle.result`` resolves with the result object for every outcome (timeouts and cancellations included). It
     rejects only for a caller bug: invalid options reject it with an ``Error`` whose ``name`` is
-    ``"WebclientUsageError"`` and whose message is one line (nothing is fetched). ``handle.cancel()`` aborts the
-    attempt (outcome ``cancelled``).
+    ``"WebclientUsageError"`` and whose message is one line (nothing is fetched). Should the attempt itself fail (a
+    bug in webclient, never an outcome), it rejects with an ``Error`` named ``"WebclientError"`` whose message names
+    only the exception's type (or ``cancelled``), never its text. ``handle.cancel()`` aborts the attempt (outcome
+    ``cancelled``).
     """
     js = _js()
     handle = js.Object.new()
