@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import js
-from bridge_streams import comparable  # tests/ is on sys.path inside Pyodide (mounted at /bridge)
+from bridge_streams import CHAT_HEAD, comparable  # tests/ is on sys.path inside Pyodide (mounted at /bridge)
 from pyodide.ffi import JsException, create_proxy, to_js
 
 from webclient import Deadlines, ResumePolicy
@@ -46,20 +46,22 @@ async def run_stream(*, url: str = "http://127.0.0.1:9/unused", route: str = "op
                      cancel_how: str = "method", chunks_b64: list[str] | None = None, status: int = 200,
                      content_type: str | None = "text/event-stream", body: Any = None,
                      headers: dict[str, str] | None = None, resume: dict[str, Any] | None = None,
-                     cancel_at: float | None = None, callback: bool = True) -> dict[str, Any]:
+                     cancel_at: float | None = None, callback: bool = True, spaced: bool = False,
+                     signal: Any = None) -> dict[str, Any]:
     """Run one BrowserStream and report its updates, result and timeline.
 
     ``chunks_b64`` replaces the network with a JS ReadableStream handing out exactly those chunks.
     ``cancel_after`` N provisional updates, cancel: ``method`` (stream.cancel()), ``task`` (cancel the task
     awaiting run()), ``break`` (leave an ``async for``), ``signal`` (abort a linked AbortSignal).
     ``cancel_at`` seconds after the start, call stream.cancel(). ``resume``: ResumePolicy keyword arguments.
-    ``callback=False``: ``await stream.run()`` without an update callback (no updates are reported).
+    ``callback=False``: ``await stream.run()`` without an update callback (no updates are reported). ``spaced``:
+    each of ``chunks_b64`` arrives in a task of its own. ``signal``: a JS AbortSignal to link (from Python callers).
     Without ``cancel_after``, ``cancel_how`` may also be ``signal_before`` (the linked signal is aborted before the
     attempt starts) or ``in_fetch`` (stream.cancel() while the fake fetch is in flight, which then answers anyway).
     """
     fake = None
     if chunks_b64 is not None:
-        fake = _fetch_from([base64.b64decode(c) for c in chunks_b64], status, content_type)
+        fake = _fetch_from([base64.b64decode(c) for c in chunks_b64], status, content_type, spaced)
     external = js.AbortController.new() if cancel_how in ("signal", "signal_before") else None
     fetch = fake
     if cancel_how == "in_fetch":
@@ -71,7 +73,7 @@ async def run_stream(*, url: str = "http://127.0.0.1:9/unused", route: str = "op
 
     chunk_log: list[dict[str, Any]] = []
     stream = BrowserStream(url, route, fast=fast, deadlines=_deadlines(deadlines), body=body, headers=headers,
-                           fetch=fetch, signal=None if external is None else external.signal,
+                           fetch=fetch, signal=signal if external is None else external.signal,
                            on_chunk=lambda t: chunk_log.append(t.to_dict()),
                            resume=None if resume is None else ResumePolicy(**resume))
     if cancel_how == "signal_before":
@@ -167,6 +169,43 @@ def _registered(pump: Any) -> Iterator[str]:
         pyodide_js.unregisterJsModule(browser.PUMP_MODULE)
         sys.modules.pop(browser.PUMP_MODULE, None)
         browser._pump_cache = None
+
+
+async def eval_refused(*, chunks_b64: list[str]) -> dict[str, Any]:
+    """No pump registered and ``eval`` refused (as under a Content-Security-Policy without ``'unsafe-eval'``: here
+    ``run_js`` throws a JS EvalError): the fast path's kind, the console warnings, and a fast run's feeds (calls of
+    ``BrowserStream._feed``), chunks and result. The pump lookup is reset before and after."""
+    import pyodide.code
+
+    from webclient import browser
+
+    thrower = js.Function.new("throw new EvalError('Refused to evaluate a string as JavaScript')")
+    warnings: list[str] = []
+    warn = create_proxy(lambda *args: warnings.append(" ".join(str(a) for a in args)))
+    original_run_js, original_warn, original_feed = pyodide.code.run_js, js.console.warn, BrowserStream._feed
+    feeds = 0
+
+    def counted(self: BrowserStream, data: bytes, sizes: list[int]) -> bool:
+        nonlocal feeds
+        feeds += 1
+        return original_feed(self, data, sizes)
+
+    pyodide.code.run_js = lambda source: thrower()
+    js.console.warn = warn
+    BrowserStream._feed = counted  # type: ignore[method-assign]
+    browser._pump_cache = None
+    try:
+        kind = browser.fast_path()
+        out = await run_stream(chunks_b64=chunks_b64, fast=True)
+        again = browser.fast_path()
+    finally:
+        pyodide.code.run_js = original_run_js
+        js.console.warn = original_warn
+        BrowserStream._feed = original_feed  # type: ignore[method-assign]
+        warn.destroy()
+        browser._pump_cache = None
+    return {"kind": kind, "again": again, "warnings": warnings, "feeds": feeds, "chunk_count": len(out["chunk_log"]),
+            "updates": len(out["updates"]), "comparable": out["comparable"]}
 
 
 #: Registered pumps of tests/bridge_runner.mjs by the name a ``batches`` case gives: the kit's pump recording how
@@ -267,6 +306,87 @@ async def js_entry_point(*, url: str, route: str = "openai-chat", fast: bool = F
     out.update(json.loads(col.dump()))
     out["handle_keys"] = sorted(js.Object.keys(handle).to_py())
     return out
+
+
+async def linked_signal(*, chunks_b64: list[str]) -> dict[str, Any]:
+    """One attempt linked to a recording signal (tests/bridge_runner.mjs): the abort listeners added to it and removed
+    from it, and the outcome."""
+    recording = js.bridgeRecordingSignal()
+    out = await run_stream(chunks_b64=chunks_b64, signal=recording.signal)
+    return {"log": json.loads(js.JSON.stringify(recording.log)), "outcome": out["result"]["outcome"]}
+
+
+async def cancel_after_a_deadline() -> dict[str, Any]:
+    """A linked signal aborted by the page just after a deadline stopped the request: the stand-in body (two events,
+    then nothing) aborts the signal from its ``cancel``, which the deadline's stop calls, before the read loop has
+    seen the stop. The outcome, the stand-in's state and whether the signal was aborted."""
+    external = js.AbortController.new()
+    options = js.Object.new()
+    options.stall = True
+    options.onCancel = external.abort.bind(external)
+    fake = js.bridgeFetchFrom(to_js([CHAT_HEAD]), 200, "text/event-stream", options)
+    stream = BrowserStream("http://127.0.0.1:9/unused", "openai-chat", fetch=fake, signal=external.signal,
+                           deadlines=Deadlines(idle=0.2))
+    result = await stream.run()
+    return {"outcome": [result.outcome.value, result.stage], "fake": fake.state.to_py(),
+            "aborted": bool(external.signal.aborted)}
+
+
+async def stop_between_read_and_feed(*, chunks_b64: list[str], stop_after: int) -> dict[str, Any]:
+    """The pull loop, with a linked signal aborted in a microtask just after chunk ``stop_after`` was handed to the
+    read (tests/bridge_runner.mjs ``onPulled``): after the read has its chunk, before Python resumes to feed it. The
+    updates, the result's text and outcome, and the stand-in's state."""
+    external = js.AbortController.new()
+
+    def pulled(n: int) -> None:
+        if n == stop_after:
+            external.abort()
+
+    proxy = create_proxy(pulled)
+    options = js.Object.new()
+    options.onPulled = proxy
+    fake = js.bridgeFetchFrom(to_js([base64.b64decode(c) for c in chunks_b64]), 200, "text/event-stream", options)
+    updates: list[dict[str, Any]] = []
+    try:
+        stream = BrowserStream("http://127.0.0.1:9/unused", "openai-chat", fetch=fake, signal=external.signal,
+                               fast=False)
+        result = await stream.run(lambda update: updates.append(update.to_dict()))
+    finally:
+        proxy.destroy()
+    return {"updates": updates, "text": result.text, "outcome": [result.outcome.value, result.stage],
+            "events": result.telemetry.complete_sse_event_count, "fake": fake.state.to_py()}
+
+
+async def js_objects_as_options(*, chunks_b64: list[str], aborted: bool) -> dict[str, Any]:
+    """start_stream() given a JS ``fetch`` (the stand-in, answering with these chunks) and a JS ``signal`` (aborted
+    before the call, or not): the result, and the stand-in's calls."""
+    fake = _fetch_from([base64.b64decode(c) for c in chunks_b64], 200, "text/event-stream")
+    controller = js.AbortController.new()
+    if aborted:
+        controller.abort()
+    options = js.JSON.parse(json.dumps({"url": "http://127.0.0.1:9/unused", "route": "openai-chat", "fast": False}))
+    options.fetch = fake
+    options.signal = controller.signal
+    resolved = await start_stream(options).result
+    return {"resolved": json.loads(js.JSON.stringify(resolved)), "calls": fake.state.calls}
+
+
+async def timer_wakeups(**kwargs: Any) -> dict[str, Any]:
+    """``run_stream(**kwargs)``, counting how often the deadline timer fired (``BrowserStream._on_timer``)."""
+    fired = 0
+    original = BrowserStream._on_timer
+
+    def counted(self: BrowserStream) -> None:
+        nonlocal fired
+        fired += 1
+        original(self)
+
+    BrowserStream._on_timer = counted  # type: ignore[method-assign]
+    try:
+        out = await run_stream(**kwargs)
+    finally:
+        BrowserStream._on_timer = original  # type: ignore[method-assign]
+    return {**out, "fired": fired}
 
 
 async def failing_task(*, how: str) -> dict[str, Any]:

@@ -42,16 +42,23 @@ function parseArgs(argv) {
 // A ReadableStream handing out exactly the given chunks (Uint8Arrays), one per pull, recording in `state` what was
 // pulled and whether it was cancelled. Each chunk is there as soon as it is read for (all "queued", as from a fast
 // network), or, with `spaced`, arrives in a task of its own (as chunks of a slow stream do); with `errorAfter`, the
-// stream errors once that many chunks were pulled.
-function streamFrom(chunks, state, { spaced = false, errorAfter = null } = {}) {
+// stream errors once that many chunks were pulled; with `stall`, it never ends after the last chunk. `onCancel` is
+// called (synchronously) when the stream is cancelled; `onPulled(n)` in a microtask queued just after chunk n (from
+// 1) was handed to the read that asked for it, so before the reader's caller resumes from another task.
+function streamFrom(chunks, state, { spaced = false, errorAfter = null, stall = false, onCancel = null,
+                                     onPulled = null } = {}) {
   let i = 0;
   const next = (ctl) => {
     if (errorAfter !== null && i >= errorAfter) ctl.error(new TypeError("network error"));
-    else if (i < chunks.length) { state.pulled += 1; ctl.enqueue(chunks[i++]); } else ctl.close();
+    else if (i < chunks.length) {
+      state.pulled += 1;
+      ctl.enqueue(chunks[i++]);
+      if (onPulled) { const n = i; queueMicrotask(() => onPulled(n)); }
+    } else if (!stall) ctl.close();
   };
   return new ReadableStream({
     pull(ctl) { if (!spaced) next(ctl); else return new Promise((resolve) => setTimeout(() => { next(ctl); resolve(); }, 0)); },
-    cancel() { state.cancelled = true; },
+    cancel() { state.cancelled = true; onCancel?.(); },
   }, { highWaterMark: 0 });
 }
 
@@ -111,6 +118,22 @@ async function main() {
     return { stream: streamFrom(chunks, state, { spaced, errorAfter }), state };
   };
   globalThis.bridgeCollector = collector;
+  // A real AbortController whose signal records every abort listener added to and removed from it (and whether a
+  // removed one is the one added), for the test that a linked signal is unlinked when the attempt ends.
+  globalThis.bridgeRecordingSignal = () => {
+    const controller = new AbortController();
+    const signal = controller.signal;
+    const log = [];
+    const added = [];
+    const add = signal.addEventListener.bind(signal);
+    const remove = signal.removeEventListener.bind(signal);
+    signal.addEventListener = (type, fn, opts) => { log.push(["add", type]); added.push(fn); add(type, fn, opts); };
+    signal.removeEventListener = (type, fn, opts) => {
+      log.push(["remove", type, added.includes(fn)]);
+      remove(type, fn, opts);
+    };
+    return { controller, signal, log };
+  };
   // The kit's static pump, counted, for the test that registers it (webclient.browser.PUMP_MODULE).
   globalThis.bridgePumpCalls = 0;
   globalThis.bridgePump = (reader, feed, into) => { globalThis.bridgePumpCalls += 1; return pump(reader, feed, into); };

@@ -36,9 +36,11 @@ from tests.bridge_streams import (
     TOOL,
     UNKNOWN_ITEM,
     UNKNOWN_TOOL,
+    chunk,
     comparable,
     cut_lists,
     expected,
+    frame,
 )
 from tests.resume_streams import (
     USAGE,
@@ -401,6 +403,33 @@ def test_read_chunks_stops_inside_a_batch_at_the_chunk_that_asked_to_stop(pyodid
     assert out["chunks"]["seen"] == b64(chunks[:2]) and out["chunks"]["raised"] is None
 
 
+def test_read_chunks_stops_for_good_at_a_chunk_that_asks_to_stop_inside_a_batch_with_batches_after_it(
+        pyodide: PyodideNode) -> None:
+    chunks = [bytes([65 + i % 26]) * 1000 for i in range(40)]  # batches of 17 chunks: more batches come after
+
+    out = pyodide.case("batches", chunks_b64=b64(chunks), stop_at=5)
+
+    assert len(out["batches"]["seen"]) >= 3  # (read_batches, which never stops, took every batch)
+    assert out["chunks"]["seen"] == b64(chunks[:5]) and out["chunks"]["raised"] is None
+
+
+def test_chunk_timelines_count_the_events_consumed_before_each_batch_in_a_stream_of_several_batches(
+        pyodide: PyodideNode) -> None:
+    words = [f"w{i:04d} " for i in range(400)]
+    body = frame(*(chunk(w) for w in words), chunk(finish="stop"), "[DONE]")
+    chunks = [body[i : i + 1000] for i in range(0, len(body), 1000)]  # queued: batches of ~17 chunks
+
+    out = pyodide.case("run_stream", chunks_b64=b64(chunks), fast=True)
+
+    assert out["result"]["outcome"] == "complete" and out["result"]["text"] == "".join(words)
+    log = out["chunk_log"]
+    assert [t["chunks"] for t in log] == list(range(1, len(chunks) + 1))
+    assert [t["bytes"] for t in log] == list(itertools.accumulate(len(c) for c in chunks))
+    events = [t["events"] for t in log]
+    assert events == sorted(events) and events[-1] == len(words) + 2  # + the finish chunk and [DONE]
+    assert events[0] >= 0 and len(set(events)) > 2  # several batches, each after the events of those before
+
+
 def test_a_byte_by_byte_stream_is_reported_chunk_by_chunk_in_the_timeline(pyodide: PyodideNode) -> None:
     chunks = [CHAT[i : i + 1] for i in range(len(CHAT))]
 
@@ -479,10 +508,31 @@ def test_idle_timeout_stops_the_download_and_the_server_sees_the_connection_clos
 
     assert (out["result"]["outcome"], out["result"]["stage"]) == ("timeout", "idle")
     assert texts(out["updates"]) == "".join(TEXT_PARTS[:2])
-    assert out["updates"][-1]["kind"] == "failed"
+    assert (out["updates"][-1]["kind"], out["updates"][-1]["stage"]) == ("failed", "idle")
     assert 0.3 <= out["elapsed"] < 15
     exchange = server.exchange(url)
     assert exchange.disconnected.wait(DISCONNECT_WITHIN_S) and not exchange.finished.is_set()
+
+
+def test_a_cancel_that_comes_after_a_deadline_stopped_the_request_leaves_the_outcome_timeout(
+        pyodide: PyodideNode) -> None:
+    out = pyodide.case("cancel_after_a_deadline")
+
+    assert out["aborted"] is True and out["fake"]["cancelled"] is True  # the cancel did come, within the stop
+    assert out["outcome"] == ["timeout", "idle"]  # the first stop wins
+
+
+def test_the_deadline_timer_wakes_for_the_deadline_not_in_a_polling_loop(
+        pyodide: PyodideNode, server: SSETestServer) -> None:
+    url = server.url(Script([Send(CHAT_HEAD), Stall(30)]))
+
+    out = pyodide.case("timer_wakeups", url=url, deadlines={"idle": 0.4})
+
+    assert (out["result"]["outcome"], out["result"]["stage"]) == ("timeout", "idle")
+    # one timer per deadline armed (connect, then first event, then idle), plus a re-arm if one fired a hair early;
+    # a timer set in the wrong unit wakes every millisecond (hundreds in 0.4 s)
+    assert 1 <= out["fired"] <= 6, out["fired"]
+    assert 0.4 <= out["elapsed"] < 15
 
 
 def test_keepalive_comments_do_not_count_as_a_first_event(pyodide: PyodideNode, server: SSETestServer) -> None:
@@ -567,6 +617,36 @@ def test_chunk_timelines_give_milliseconds_since_the_start_in_order(
 
 
 @pytest.mark.parametrize("fast", [False, True], ids=["pull", "fast"])
+def test_a_cancel_mid_stream_cancels_the_body_of_a_fetch_that_ignores_the_abort_signal(
+        pyodide: PyodideNode, fast: bool) -> None:
+    chunks = [TOOL[i : i + 40] for i in range(0, len(TOOL), 40)]
+
+    out = pyodide.case("run_stream", chunks_b64=b64(chunks), fast=fast, spaced=True, cancel_after=1)
+
+    assert (out["result"]["outcome"], out["result"]["stage"]) == ("cancelled", "caller")
+    # the stand-in fetch does not tie its body to the request's signal: only cancelling the reader stops it
+    assert out["fake"]["cancelled"] is True and out["fake"]["pulled"] < len(chunks)
+
+
+def test_a_chunk_read_just_before_a_cancel_is_not_consumed_after_it(pyodide: PyodideNode) -> None:
+    parts = [frame(chunk(p)) for p in TEXT_PARTS] + [frame(chunk(finish="stop"), "[DONE]")]
+
+    out = pyodide.case("stop_between_read_and_feed", chunks_b64=b64(parts), stop_after=2)
+
+    assert out["outcome"] == ["cancelled", "caller"] and out["fake"]["cancelled"] is True
+    # the second chunk was read before the cancel but reached Python after it: dropped, unread by the session
+    assert out["events"] == 1 and out["text"] == TEXT_PARTS[0]
+    assert [u["kind"] for u in out["updates"]] == ["text_delta", "failed"]
+
+
+def test_a_linked_signal_is_unlinked_when_the_attempt_ends(pyodide: PyodideNode) -> None:
+    out = pyodide.case("linked_signal", chunks_b64=b64([CHAT]))
+
+    assert out["outcome"] == "complete"
+    assert out["log"] == [["add", "abort"], ["remove", "abort", True]]
+
+
+@pytest.mark.parametrize("fast", [False, True], ids=["pull", "fast"])
 def test_run_without_an_update_callback_still_commits_and_returns_the_result(
         pyodide: PyodideNode, fast: bool) -> None:
     chunks = [TOOL[i : i + 50] for i in range(0, len(TOOL), 50)]
@@ -636,6 +716,71 @@ def test_refused_connection_is_truncated_network_without_a_status(pyodide: Pyodi
 # -- the JS entry point ------------------------------------------------------------------------------------------
 
 
+def test_start_stream_takes_every_limit_and_every_resume_key_at_once(
+        pyodide: PyodideNode, server: SSETestServer) -> None:
+    import dataclasses
+
+    from webclient import DEFAULT_LIMITS
+
+    url = server.url(sse_script(CHAT, chunk_size=64))
+    limits = {f.name: getattr(DEFAULT_LIMITS, f.name) for f in dataclasses.fields(DEFAULT_LIMITS)}
+    resume = {"max_resumes": 1, "last_event_id": True, "delay_ms": 0, "max_delay_ms": 10}
+
+    out = pyodide.case("js_entry_point", url=url, limits=limits, resume=resume)
+
+    assert out["rejected"] is None and comparable(out["resolved"]) == expected(CHAT)
+
+
+@pytest.mark.parametrize(("tools", "outcome"), [({"get_weather": {"type": "object", "required": ["city", "days"]}},
+                                                 ("complete", None)),
+                                                ({"lookup": {}}, ("payload_error", "tool_unknown"))],
+                         ids=["declared", "undeclared"])
+def test_start_stream_checks_tool_calls_against_the_tools_option(
+        pyodide: PyodideNode, server: SSETestServer, tools: dict[str, Any], outcome: tuple[str, Any]) -> None:
+    url = server.url(sse_script(TOOL, chunk_size=64))
+
+    out = pyodide.case("js_entry_point", url=url, tools=tools)
+
+    assert out["rejected"] is None, out["rejected"]
+    assert (out["resolved"]["outcome"], out["resolved"]["stage"]) == outcome
+
+
+def test_start_stream_passes_accepted_stop_reasons_request_id_and_model_alias_on(
+        pyodide: PyodideNode, server: SSETestServer) -> None:
+    body = frame(chunk("hi"), chunk(finish="length"), "[DONE]")
+    plain = pyodide.case("js_entry_point", url=server.url(sse_script(body)))
+    given = pyodide.case("js_entry_point", url=server.url(sse_script(body)), accepted_stop_reasons=["length"],
+                         request_id="req-7", model_alias="fast-model")
+
+    assert (plain["resolved"]["outcome"], plain["resolved"]["stage"]) == ("truncated", "stop_reason")
+    assert plain["resolved"]["telemetry"]["request_id"] is None
+    assert given["rejected"] is None and given["resolved"]["outcome"] == "complete"
+    telemetry = given["resolved"]["telemetry"]
+    assert (telemetry["request_id"], telemetry["model_alias"]) == ("req-7", "fast-model")
+
+
+@pytest.mark.parametrize("aborted", [False, True], ids=["live", "aborted"])
+def test_start_stream_uses_the_fetch_and_the_signal_a_page_gives(pyodide: PyodideNode, aborted: bool) -> None:
+    out = pyodide.case("js_objects_as_options", chunks_b64=b64([CHAT]), aborted=aborted)
+
+    if aborted:  # cancelled before a request
+        assert (out["resolved"]["outcome"], out["calls"]) == ("cancelled", 0)
+    else:
+        assert comparable(out["resolved"]) == expected(CHAT) and out["calls"] == 1
+
+
+def test_start_stream_reads_invalid_utf8_as_the_utf8_errors_option_says(
+        pyodide: PyodideNode, server: SSETestServer) -> None:
+    body = CHAT.replace("Zürich".encode(), b"Z\xfcrich")  # a lone Latin-1 byte inside a text delta
+    assert body != CHAT
+    strict = pyodide.case("js_entry_point", url=server.url(sse_script(body, chunk_size=64)))
+    replace = pyodide.case("js_entry_point", url=server.url(sse_script(body, chunk_size=64)), utf8_errors="replace")
+
+    assert strict["resolved"]["outcome"] == "decode_error"
+    assert replace["rejected"] is None and replace["resolved"]["outcome"] == "complete"
+    assert "Z\ufffdrich" in replace["resolved"]["text"]
+
+
 @pytest.mark.parametrize("fast", [False, True], ids=["pull", "fast"])
 def test_start_stream_gives_javascript_plain_objects_with_a_timeline(
         pyodide: PyodideNode, server: SSETestServer, fast: bool) -> None:
@@ -691,6 +836,12 @@ def test_a_throwing_page_callback_is_reported_and_changes_nothing(
     ({"url": "http://127.0.0.1:9/x", "route": "openai-chat", "resume": {"max_delay_ms": True}}, "resume.max_delay_ms"),
     ({"url": "http://127.0.0.1:9/x", "route": "openai-chat", "method": 5}, "method"),
     ({"url": "http://127.0.0.1:9/x", "route": "openai-chat", "attempt": -1}, "attempt"),
+    ({"url": "http://127.0.0.1:9/x", "route": "openai-chat", "attempt": True}, "attempt"),
+    ({"url": "http://127.0.0.1:9/x", "route": "openai-chat", "attempt": 1.5}, "attempt"),
+    ({"url": "http://127.0.0.1:9/x", "route": "openai-chat", "attempt": "2"}, "attempt"),
+    ({"route": "openai-chat"}, "url must be a non-empty string"),
+    ({"url": "http://127.0.0.1:9/x", "route": "openai-chat", "limits": {"bogus": 1}}, "limits take the keys"),
+    ({"url": "http://127.0.0.1:9/x", "route": "openai-chat", "limits": 5}, "limits take the keys"),
     ({"url": "http://127.0.0.1:9/x", "route": "openai-chat", "headers": {"x-tag": 5}}, "headers"),
     ({"url": "http://127.0.0.1:9/x", "route": "openai-chat", "limits": {"max_citations": 0}}, "max_citations"),
 ])
@@ -701,6 +852,18 @@ def test_start_stream_rejects_bad_options_with_a_one_line_webclient_usage_error(
     assert out["name"] == "WebclientUsageError" and words in out["message"], out
     assert "\n" not in out["message"] and "Traceback" not in out["message"]
     assert out["handle_keys"] == ["cancel", "result"]
+
+
+def test_where_eval_is_refused_and_no_pump_is_registered_the_fast_path_falls_back_to_the_pull_loop_with_one_warning(
+        pyodide: PyodideNode) -> None:
+    chunks = [TOOL[i : i + 40] for i in range(0, len(TOOL), 40)]
+
+    out = pyodide.case("eval_refused", chunks_b64=b64(chunks))
+
+    assert out["kind"] == out["again"] == "pull"  # looked up once
+    assert len(out["warnings"]) == 1 and "fast path unavailable (EvalError)" in out["warnings"][0]
+    # chunk by chunk, as the pull loop reads (the pump would hand the queued chunks over as one batch)
+    assert out["comparable"] == expected(TOOL) and out["feeds"] == out["chunk_count"] == len(chunks)
 
 
 def test_the_fast_path_uses_a_registered_static_pump_instead_of_eval(

@@ -949,8 +949,9 @@ def _parse_options(options: Any) -> tuple[BrowserStream, dict[str, Any]]:
     if isinstance(attempt, bool) or not isinstance(attempt, (int, float)) or attempt != int(attempt):
         raise UsageError("attempt must be a positive integer")
     stream = BrowserStream(
-        opts.get("url", ""), opts.get("route", ""), body=opts.get("body"), headers=opts.get("headers"),
-        method=opts.get("method") or "POST",
+        opts.get("url", ""),
+        opts.get("route", ""),
+        body=opts.get("body"), headers=opts.get("headers"), method=opts.get("method") or "POST",
         deadlines=_deadlines_from_js(opts.get("deadlines")), limits=Limits(**limits), tools=opts.get("tools"),
         accepted_stop_reasons=opts.get("accepted_stop_reasons"), utf8_errors=opts.get("utf8_errors") or "strict",
         request_id=opts.get("request_id") or "", model_alias=opts.get("model_alias") or "",
