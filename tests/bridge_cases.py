@@ -57,7 +57,9 @@ async def run_stream(*, url: str = "http://127.0.0.1:9/unused", route: str = "op
     ``callback=False``: ``await stream.run()`` without an update callback (no updates are reported). ``spaced``:
     each of ``chunks_b64`` arrives in a task of its own. ``signal``: a JS AbortSignal to link (from Python callers).
     Without ``cancel_after``, ``cancel_how`` may also be ``signal_before`` (the linked signal is aborted before the
-    attempt starts) or ``in_fetch`` (stream.cancel() while the fake fetch is in flight, which then answers anyway).
+    attempt starts), ``before_start`` (stream.cancel() before run()) or ``in_fetch`` (stream.cancel() while the fake
+    fetch is in flight, which then answers anyway). ``entered``: with ``break``, whether ``async with`` gave the
+    stream itself.
     """
     fake = None
     if chunks_b64 is not None:
@@ -78,6 +80,9 @@ async def run_stream(*, url: str = "http://127.0.0.1:9/unused", route: str = "op
                            resume=None if resume is None else ResumePolicy(**resume))
     if cancel_how == "signal_before":
         external.abort()
+    elif cancel_how == "before_start":
+        stream.cancel()
+    entered = None
     updates: list[dict[str, Any]] = []
     raised = None
     loop = asyncio.get_running_loop()
@@ -99,7 +104,8 @@ async def run_stream(*, url: str = "http://127.0.0.1:9/unused", route: str = "op
             cancel_now()
 
     if cancel_how == "break":
-        async with stream:
+        async with stream as entered_as:
+            entered = entered_as is stream
             async for update in stream:
                 updates.append(update.to_dict())
                 if cancel_after is not None and len(updates) == cancel_after:
@@ -117,6 +123,7 @@ async def run_stream(*, url: str = "http://127.0.0.1:9/unused", route: str = "op
         "result": stream.result.to_dict(),
         "comparable": comparable(stream.result.to_dict()),
         "raised": raised,
+        "entered": entered,
         "elapsed": elapsed,
         "chunk_log": chunk_log,
         "fake": None if fake is None else fake.state.to_py(),
@@ -372,26 +379,37 @@ async def js_objects_as_options(*, chunks_b64: list[str], aborted: bool) -> dict
 
 
 async def timer_wakeups(**kwargs: Any) -> dict[str, Any]:
-    """``run_stream(**kwargs)``, counting how often the deadline timer fired (``BrowserStream._on_timer``)."""
-    fired = 0
-    original = BrowserStream._on_timer
+    """``run_stream(**kwargs)``, counting the timers set (``pyodide.ffi.wrappers.set_timeout``) and how often the
+    deadline timer fired (``BrowserStream._on_timer``)."""
+    import pyodide.ffi.wrappers as wrappers
+
+    fired = armed = 0
+    original, original_set = BrowserStream._on_timer, wrappers.set_timeout
 
     def counted(self: BrowserStream) -> None:
         nonlocal fired
         fired += 1
         original(self)
 
+    def set_timeout(callback: Any, ms: int) -> Any:
+        nonlocal armed
+        armed += 1
+        return original_set(callback, ms)
+
     BrowserStream._on_timer = counted  # type: ignore[method-assign]
+    wrappers.set_timeout = set_timeout
     try:
         out = await run_stream(**kwargs)
     finally:
         BrowserStream._on_timer = original  # type: ignore[method-assign]
-    return {**out, "fired": fired}
+        wrappers.set_timeout = original_set
+    return {**out, "fired": fired, "armed": armed}
 
 
 async def failing_task(*, how: str) -> dict[str, Any]:
     """start_stream() whose attempt itself fails (a bug in webclient, simulated by replacing ``BrowserStream._run``
-    for this call): ``raise`` raises a RuntimeError, ``cancel`` ends the task cancelled. How its result settles."""
+    for this call): ``raise`` raises a RuntimeError, ``cancel`` ends the task cancelled. How its result settles, and
+    what the event loop's exception handler was given meanwhile (the task's done callback must raise nothing)."""
 
     async def broken(self: BrowserStream) -> Any:
         await asyncio.sleep(0)
@@ -399,20 +417,47 @@ async def failing_task(*, how: str) -> dict[str, Any]:
             raise asyncio.CancelledError
         raise RuntimeError("a bug")
 
-    original = BrowserStream._run
+    loop = asyncio.get_running_loop()
+    reported: list[str] = []
+    original, handler = BrowserStream._run, loop.get_exception_handler()
     BrowserStream._run = broken  # type: ignore[method-assign]
+    loop.set_exception_handler(lambda _, context: reported.append(str(context.get("message"))))
     try:
         options = js.JSON.parse(json.dumps({"url": "http://127.0.0.1:9/unused", "route": "openai-chat"}))
         handle = start_stream(options)
         try:
             resolved = await asyncio.wait_for(handle.result, 10)
         except JsException as exc:
-            return {"name": exc.name, "message": exc.message}
+            await asyncio.sleep(0.01)  # (anything the task's done callback raised has been reported by now)
+            return {"name": exc.name, "message": exc.message, "reported": reported}
         except TimeoutError:
-            return {"name": None, "message": "never settled"}
-        return {"name": None, "message": f"resolved: {json.loads(js.JSON.stringify(resolved))}"}
+            return {"name": None, "message": "never settled", "reported": reported}
+        return {"name": None, "message": f"resolved: {json.loads(js.JSON.stringify(resolved))}", "reported": reported}
     finally:
         BrowserStream._run = original  # type: ignore[method-assign]
+        loop.set_exception_handler(handler)
+
+
+async def every_option(*, url: str) -> dict[str, Any]:
+    """start_stream() given every option it takes at once (JS values where a page gives them: a signal, a fetch,
+    the five callbacks): the resolved result (or the rejection) and the options' keys."""
+    noop = js.Function.new("")
+    spec = {"url": url, "route": "openai-chat", "body": {"model": "m", "stream": True}, "headers": {"x-tag": "t"},
+            "method": "POST", "deadlines": {"idle_ms": 30000}, "tools": {}, "limits": {}, "fast": False, "attempt": 1,
+            "idempotent": False, "resume": {"max_resumes": 0}, "keep_unknown_items": False,
+            "include_reasoning_content": False, "accepted_stop_reasons": ["stop"], "utf8_errors": "strict",
+            "request_id": "r-1", "model_alias": "m-1"}
+    options = js.JSON.parse(json.dumps(spec))
+    options.signal = js.AbortController.new().signal
+    options.fetch = js.fetch
+    for name in ("onUpdate", "onUpdates", "onResult", "onChunk", "onChunks"):
+        setattr(options, name, noop)
+    keys = sorted(js.Object.keys(options).to_py())
+    try:
+        resolved = await start_stream(options).result
+    except JsException as exc:
+        return {"keys": keys, "rejected": exc.message, "resolved": None}
+    return {"keys": keys, "rejected": None, "resolved": json.loads(js.JSON.stringify(resolved))}
 
 
 async def usage_error(*, options: dict[str, Any]) -> dict[str, Any]:

@@ -584,6 +584,7 @@ def test_cancellation_mid_stream_ends_cancelled_and_the_server_sees_the_connecti
 
     assert (out["result"]["outcome"], out["result"]["stage"]) == ("cancelled", "caller")
     assert out["raised"] == ("CancelledError" if how == "task" else None)
+    assert out["entered"] is (True if how == "break" else None)  # `async with stream as s`: s is the stream
     assert out["elapsed"] < 15
     exchange = server.exchange(url)
     assert exchange.disconnected.wait(DISCONNECT_WITHIN_S) and not exchange.finished.is_set()
@@ -603,6 +604,49 @@ def test_a_stream_not_yet_started_stands_at_zero() -> None:
     from webclient.browser import BrowserStream, Timeline  # (construction needs no JavaScript: CPython here)
 
     assert BrowserStream("http://127.0.0.1:9/x", "openai-chat").timeline == Timeline(0.0, 0, 0, 0)
+
+
+def test_a_timeline_is_a_frozen_value() -> None:
+    import dataclasses
+
+    from webclient.browser import Timeline
+
+    timeline = Timeline(1.5, 2, 30, 1)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        timeline.t_ms = 0.0  # type: ignore[misc]
+    assert not hasattr(timeline, "__dict__")  # slots: one is made per transport chunk
+    assert timeline.to_dict() == {"t_ms": 1.5, "chunks": 2, "bytes": 30, "events": 1}
+
+
+@pytest.mark.parametrize("fast", [False, True], ids=["pull", "fast"])
+def test_an_attempt_with_every_deadline_disabled_arms_no_timer_and_commits(pyodide: PyodideNode, fast: bool) -> None:
+    none = {"connect": None, "first_event": None, "idle": None, "total": None, "terminal_grace": None}
+    chunks = [TOOL[i : i + 40] for i in range(0, len(TOOL), 40)]
+
+    out = pyodide.case("timer_wakeups", chunks_b64=b64(chunks), fast=fast, deadlines=none)
+
+    assert out["comparable"] == expected(TOOL) and out["fired"] == 0
+
+
+@pytest.mark.parametrize("fast", [False, True], ids=["pull", "fast"])
+def test_events_that_move_the_idle_deadline_later_cost_no_timer_work(pyodide: PyodideNode, fast: bool) -> None:
+    words = [f"w{i:04d} " for i in range(300)]
+    body = frame(*(chunk(w) for w in words), chunk(finish="stop"), "[DONE]")
+    chunks = [body[i : i + 200] for i in range(0, len(body), 200)]
+
+    out = pyodide.case("timer_wakeups", chunks_b64=b64(chunks), fast=fast, spaced=True, deadlines={"idle": 30})
+
+    assert out["result"]["outcome"] == "complete" and out["result"]["telemetry"]["chunk_count"] == len(chunks)
+    # the timer armed for the connect deadline, then one for the first event (earlier); each event moves the idle
+    # deadline later, which the armed timer picks up when it fires, so no chunk sets a timer
+    assert out["armed"] <= 4, out["armed"]
+
+
+def test_cancel_before_run_ends_the_attempt_cancelled_without_a_request(pyodide: PyodideNode) -> None:
+    out = pyodide.case("run_stream", chunks_b64=b64([CHAT]), cancel_how="before_start")
+
+    assert (out["result"]["outcome"], out["result"]["stage"]) == ("cancelled", "caller")
+    assert out["fake"]["calls"] == 0 and out["updates"][-1]["kind"] == "failed"
 
 
 def test_chunk_timelines_give_milliseconds_since_the_start_in_order(
@@ -662,8 +706,9 @@ def test_start_stream_rejects_with_a_webclient_error_naming_only_the_failure_whe
         pyodide: PyodideNode, how: str, problem: str) -> None:
     out = pyodide.case("failing_task", how=how)
 
-    # (a bug of webclient, not an outcome: the promise must still settle, with the exception's type and no text)
-    assert out == {"name": "WebclientError", "message": f"webclient stream failed: {problem}"}
+    # (a bug of webclient, not an outcome: the promise must still settle, with the exception's type and no text,
+    # and settling it raises nothing more in the event loop)
+    assert out == {"name": "WebclientError", "message": f"webclient stream failed: {problem}", "reported": []}
 
 
 def test_a_signal_aborted_before_the_attempt_starts_cancels_it_without_a_request(pyodide: PyodideNode) -> None:
@@ -743,6 +788,22 @@ def test_start_stream_checks_tool_calls_against_the_tools_option(
 
     assert out["rejected"] is None, out["rejected"]
     assert (out["resolved"]["outcome"], out["resolved"]["stage"]) == outcome
+
+
+def test_start_stream_takes_every_option_at_once(pyodide: PyodideNode, server: SSETestServer) -> None:
+    url = server.url(sse_script(CHAT, chunk_size=64))
+
+    out = pyodide.case("every_option", url=url)
+
+    assert out["keys"] == sorted([
+        "url", "route", "body", "headers", "method", "deadlines", "tools", "limits", "fast", "attempt", "idempotent",
+        "resume", "keep_unknown_items", "include_reasoning_content", "accepted_stop_reasons", "utf8_errors",
+        "request_id", "model_alias", "signal", "fetch", "onUpdate", "onUpdates", "onResult", "onChunk", "onChunks"])
+    assert out["rejected"] is None
+    resolved, reference = out["resolved"], expected(CHAT)
+    assert (resolved["outcome"], resolved["text"]) == (reference["outcome"], reference["text"]) == ("complete",
+                                                                                                    "".join(TEXT_PARTS))
+    assert (resolved["telemetry"]["request_id"], resolved["telemetry"]["model_alias"]) == ("r-1", "m-1")
 
 
 def test_start_stream_passes_accepted_stop_reasons_request_id_and_model_alias_on(

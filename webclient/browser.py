@@ -1033,7 +1033,7 @@ def start_stream(options: Any) -> Any:
     changes nothing: the attempt and its result go on as if it had returned.
 
     ``handle.result`` resolves with the result object for every outcome (timeouts and cancellations included). It
-    rejects only for a caller bug: invalid options reject it with an ``Error`` whose ``name`` is
+    rejects only for a bug: invalid options (the caller's) reject it with an ``Error`` whose ``name`` is
     ``"WebclientUsageError"`` and whose message is one line (nothing is fetched). Should the attempt itself fail (a
     bug in webclient, never an outcome), it rejects with an ``Error`` named ``"WebclientError"`` whose message names
     only the exception's type (or ``cancelled``), never its text. ``handle.cancel()`` aborts the attempt (outcome

@@ -145,7 +145,8 @@ export interface StreamOptions {
 }
 
 /** An attempt: async-iterate its updates (one consumer; leaving the loop early does not cancel) and await its
- *  result, which resolves for every outcome and rejects only for a caller bug. */
+ *  result, which resolves for every outcome and rejects only for a bug: the caller's (WebclientUsageError) or
+ *  webclient's own (an Error named "WebclientError"). */
 export interface WebclientStream extends AsyncIterable<StreamUpdate> {
   readonly result: Promise<StreamResult>;
   /** Stop the attempt (outcome "cancelled"); no effect once it has ended. */

@@ -174,7 +174,8 @@ class WebclientStream {
   constructor(cancel, onChunk) {
     this.#cancel = cancel;
     this.#onChunk = onChunk;
-    /** Resolves with the result object for every outcome; rejects only for a caller bug (WebclientUsageError). */
+    /** Resolves with the result object for every outcome; rejects only for a bug: the caller's (WebclientUsageError)
+     *  or, should the attempt itself fail, webclient's (an Error named "WebclientError"). */
     this.result = new Promise((resolve, reject) => { this.#settle = { resolve, reject }; });
     this.result.catch(() => {});  // a caller who only iterates still sees the error there: not unhandled
   }
