@@ -439,11 +439,13 @@ async def failing_task(*, how: str) -> dict[str, Any]:
 
 
 async def every_option(*, url: str) -> dict[str, Any]:
-    """start_stream() given every option it takes at once (JS values where a page gives them: a signal, a fetch,
-    the five callbacks): the resolved result (or the rejection) and the options' keys."""
+    """start_stream() given every option it takes at once, every deadline key included (JS values where a page gives
+    them: a signal, a fetch, the five callbacks): the resolved result (or the rejection) and the options' keys."""
     noop = js.Function.new("")
     spec = {"url": url, "route": "openai-chat", "body": {"model": "m", "stream": True}, "headers": {"x-tag": "t"},
-            "method": "POST", "deadlines": {"idle_ms": 30000}, "tools": {}, "limits": {}, "fast": False, "attempt": 1,
+            "method": "POST", "deadlines": {"connect_ms": 10000, "first_event_ms": 30000, "idle_ms": 30000,
+                                           "total_ms": 60000, "terminal_grace_ms": 1000},
+            "tools": {}, "limits": {}, "fast": False, "attempt": 1,
             "idempotent": False, "resume": {"max_resumes": 0}, "keep_unknown_items": False,
             "include_reasoning_content": False, "accepted_stop_reasons": ["stop"], "utf8_errors": "strict",
             "request_id": "r-1", "model_alias": "m-1"}
