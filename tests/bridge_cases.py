@@ -36,9 +36,46 @@ def _deadlines(spec: dict[str, float | None] | None) -> Deadlines | None:
     return None if spec is None else Deadlines(**spec)
 
 
-def _fetch_from(chunks: list[bytes], status: int, content_type: str | None, spaced: bool = False) -> Any:
-    options = to_js({"spaced": spaced}, dict_converter=js.Object.fromEntries)
-    return js.bridgeFetchFrom(to_js(chunks), status, content_type, options)
+def _fetch_from(chunks: list[bytes], status: int = 200, content_type: str | None = "text/event-stream",
+                **options: Any) -> Any:
+    """tests/bridge_runner.mjs's stand-in fetch answering with these chunks; ``options`` as its ``streamFrom`` takes
+    them (``spaced``, ``stall``, ``onCancel``, ``onPulled``: JS functions)."""
+    return js.bridgeFetchFrom(to_js(chunks), status, content_type,
+                              to_js(options, dict_converter=js.Object.fromEntries))
+
+
+def _decoded(chunks_b64: list[str]) -> list[bytes]:
+    return [base64.b64decode(c) for c in chunks_b64]
+
+
+def _from_js(value: Any) -> Any:
+    """A JS value (a plain object, array, string...) as the Python value of its JSON."""
+    return json.loads(js.JSON.stringify(value))
+
+
+@contextlib.contextmanager
+def _replaced(owner: Any, name: str, value: Any) -> Iterator[None]:
+    """``owner.name`` is ``value`` for the block (a class's method, a module's function, a JS object's property)."""
+    original = getattr(owner, name)
+    setattr(owner, name, value)
+    try:
+        yield
+    finally:
+        setattr(owner, name, original)
+
+
+@contextlib.contextmanager
+def _counting(owner: Any, name: str) -> Iterator[list[None]]:
+    """``owner.name`` wrapped for the block so that every call appends to the list yielded (then calls through)."""
+    original = getattr(owner, name)
+    calls: list[None] = []
+
+    def counted(*args: Any) -> Any:
+        calls.append(None)
+        return original(*args)
+
+    with _replaced(owner, name, counted):
+        yield calls
 
 
 async def run_stream(*, url: str = "http://127.0.0.1:9/unused", route: str = "openai-chat", fast: bool = False,
@@ -63,7 +100,7 @@ async def run_stream(*, url: str = "http://127.0.0.1:9/unused", route: str = "op
     """
     fake = None
     if chunks_b64 is not None:
-        fake = _fetch_from([base64.b64decode(c) for c in chunks_b64], status, content_type, spaced)
+        fake = _fetch_from(_decoded(chunks_b64), status, content_type, spaced=spaced)
     external = js.AbortController.new() if cancel_how in ("signal", "signal_before") else None
     fetch = fake
     if cancel_how == "in_fetch":
@@ -141,7 +178,7 @@ async def chunkings(*, data_b64: str, cut_lists: list[list[int]], route: str = "
     for cuts in cut_lists:
         points = [0, *sorted(c for c in set(cuts) if 0 < c < len(data)), len(data)]
         chunks = [data[a:b] for a, b in itertools.pairwise(points)]
-        fake = _fetch_from(chunks, 200, "text/event-stream", spaced)
+        fake = _fetch_from(chunks, spaced=spaced)
         stream = BrowserStream("http://127.0.0.1:9/unused", route, fast=fast, fetch=fake)
         texts: list[str] = []
         fragments: list[str] = []
@@ -189,29 +226,18 @@ async def eval_refused(*, chunks_b64: list[str]) -> dict[str, Any]:
     thrower = js.Function.new("throw new EvalError('Refused to evaluate a string as JavaScript')")
     warnings: list[str] = []
     warn = create_proxy(lambda *args: warnings.append(" ".join(str(a) for a in args)))
-    original_run_js, original_warn, original_feed = pyodide.code.run_js, js.console.warn, BrowserStream._feed
-    feeds = 0
-
-    def counted(self: BrowserStream, data: bytes, sizes: list[int]) -> bool:
-        nonlocal feeds
-        feeds += 1
-        return original_feed(self, data, sizes)
-
-    pyodide.code.run_js = lambda source: thrower()
-    js.console.warn = warn
-    BrowserStream._feed = counted  # type: ignore[method-assign]
     browser._pump_cache = None
     try:
-        kind = browser.fast_path()
-        out = await run_stream(chunks_b64=chunks_b64, fast=True)
-        again = browser.fast_path()
+        with _replaced(pyodide.code, "run_js", lambda source: thrower()), _replaced(js.console, "warn", warn), \
+                _counting(BrowserStream, "_feed") as feeds:
+            kind = browser.fast_path()
+            out = await run_stream(chunks_b64=chunks_b64, fast=True)
+            again = browser.fast_path()
     finally:
-        pyodide.code.run_js = original_run_js
-        js.console.warn = original_warn
-        BrowserStream._feed = original_feed  # type: ignore[method-assign]
         warn.destroy()
         browser._pump_cache = None
-    return {"kind": kind, "again": again, "warnings": warnings, "feeds": feeds, "chunk_count": len(out["chunk_log"]),
+    return {"kind": kind, "again": again, "warnings": warnings, "feeds": len(feeds),
+            "chunk_count": len(out["chunk_log"]),
             "updates": len(out["updates"]), "comparable": out["comparable"]}
 
 
@@ -241,7 +267,7 @@ async def batches(*, chunks_b64: list[str], fast: bool = True, spaced: bool = Fa
                 "views": {"taken": js.bridgeViews.taken, "released": js.bridgeViews.released}}
     from webclient.browser import read_batches, read_chunks
 
-    chunks = [base64.b64decode(c) for c in chunks_b64]
+    chunks = _decoded(chunks_b64)
     out: dict[str, Any] = {}
     held: list[bytearray] = []
     for how in ("batches", "chunks"):
@@ -290,7 +316,7 @@ async def js_entry_point(*, url: str, route: str = "openai-chat", fast: bool = F
     proxies = []
     if batched:
         for key, name in (("update_batches", "onUpdates"), ("chunk_batches", "onChunks")):
-            proxy = create_proxy(lambda array, key=key: batches[key].append(json.loads(js.JSON.stringify(array))))
+            proxy = create_proxy(lambda array, key=key: batches[key].append(_from_js(array)))
             proxies.append(proxy)
             setattr(options, name, proxy)
     else:
@@ -304,7 +330,7 @@ async def js_entry_point(*, url: str, route: str = "openai-chat", fast: bool = F
     out: dict[str, Any] = {"rejected": None, "resolved": None, **batches}
     try:
         resolved = await handle.result
-        out["resolved"] = json.loads(js.JSON.stringify(resolved))
+        out["resolved"] = _from_js(resolved)
     except JsException as exc:
         out["rejected"] = str(exc)
     out["elapsed"] = loop.time() - started
@@ -320,7 +346,7 @@ async def linked_signal(*, chunks_b64: list[str]) -> dict[str, Any]:
     from it, and the outcome."""
     recording = js.bridgeRecordingSignal()
     out = await run_stream(chunks_b64=chunks_b64, signal=recording.signal)
-    return {"log": json.loads(js.JSON.stringify(recording.log)), "outcome": out["result"]["outcome"]}
+    return {"log": _from_js(recording.log), "outcome": out["result"]["outcome"]}
 
 
 async def cancel_after_a_deadline() -> dict[str, Any]:
@@ -328,10 +354,7 @@ async def cancel_after_a_deadline() -> dict[str, Any]:
     then nothing) aborts the signal from its ``cancel``, which the deadline's stop calls, before the read loop has
     seen the stop. The outcome, the stand-in's state and whether the signal was aborted."""
     external = js.AbortController.new()
-    options = js.Object.new()
-    options.stall = True
-    options.onCancel = external.abort.bind(external)
-    fake = js.bridgeFetchFrom(to_js([CHAT_HEAD]), 200, "text/event-stream", options)
+    fake = _fetch_from([CHAT_HEAD], stall=True, onCancel=external.abort.bind(external))
     stream = BrowserStream("http://127.0.0.1:9/unused", "openai-chat", fetch=fake, signal=external.signal,
                            deadlines=Deadlines(idle=0.2))
     result = await stream.run()
@@ -350,9 +373,7 @@ async def stop_between_read_and_feed(*, chunks_b64: list[str], stop_after: int) 
             external.abort()
 
     proxy = create_proxy(pulled)
-    options = js.Object.new()
-    options.onPulled = proxy
-    fake = js.bridgeFetchFrom(to_js([base64.b64decode(c) for c in chunks_b64]), 200, "text/event-stream", options)
+    fake = _fetch_from(_decoded(chunks_b64), onPulled=proxy)
     updates: list[dict[str, Any]] = []
     try:
         stream = BrowserStream("http://127.0.0.1:9/unused", "openai-chat", fetch=fake, signal=external.signal,
@@ -367,7 +388,7 @@ async def stop_between_read_and_feed(*, chunks_b64: list[str], stop_after: int) 
 async def js_objects_as_options(*, chunks_b64: list[str], aborted: bool) -> dict[str, Any]:
     """start_stream() given a JS ``fetch`` (the stand-in, answering with these chunks) and a JS ``signal`` (aborted
     before the call, or not): the result, and the stand-in's calls."""
-    fake = _fetch_from([base64.b64decode(c) for c in chunks_b64], 200, "text/event-stream")
+    fake = _fetch_from(_decoded(chunks_b64))
     controller = js.AbortController.new()
     if aborted:
         controller.abort()
@@ -375,7 +396,7 @@ async def js_objects_as_options(*, chunks_b64: list[str], aborted: bool) -> dict
     options.fetch = fake
     options.signal = controller.signal
     resolved = await start_stream(options).result
-    return {"resolved": json.loads(js.JSON.stringify(resolved)), "calls": fake.state.calls}
+    return {"resolved": _from_js(resolved), "calls": fake.state.calls}
 
 
 async def timer_wakeups(**kwargs: Any) -> dict[str, Any]:
@@ -383,27 +404,9 @@ async def timer_wakeups(**kwargs: Any) -> dict[str, Any]:
     deadline timer fired (``BrowserStream._on_timer``)."""
     import pyodide.ffi.wrappers as wrappers
 
-    fired = armed = 0
-    original, original_set = BrowserStream._on_timer, wrappers.set_timeout
-
-    def counted(self: BrowserStream) -> None:
-        nonlocal fired
-        fired += 1
-        original(self)
-
-    def set_timeout(callback: Any, ms: int) -> Any:
-        nonlocal armed
-        armed += 1
-        return original_set(callback, ms)
-
-    BrowserStream._on_timer = counted  # type: ignore[method-assign]
-    wrappers.set_timeout = set_timeout
-    try:
+    with _counting(BrowserStream, "_on_timer") as fired, _counting(wrappers, "set_timeout") as armed:
         out = await run_stream(**kwargs)
-    finally:
-        BrowserStream._on_timer = original  # type: ignore[method-assign]
-        wrappers.set_timeout = original_set
-    return {**out, "fired": fired, "armed": armed}
+    return {**out, "fired": len(fired), "armed": len(armed)}
 
 
 async def failing_task(*, how: str) -> dict[str, Any]:
@@ -419,22 +422,21 @@ async def failing_task(*, how: str) -> dict[str, Any]:
 
     loop = asyncio.get_running_loop()
     reported: list[str] = []
-    original, handler = BrowserStream._run, loop.get_exception_handler()
-    BrowserStream._run = broken  # type: ignore[method-assign]
+    handler = loop.get_exception_handler()
     loop.set_exception_handler(lambda _, context: reported.append(str(context.get("message"))))
     try:
-        options = js.JSON.parse(json.dumps({"url": "http://127.0.0.1:9/unused", "route": "openai-chat"}))
-        handle = start_stream(options)
-        try:
-            resolved = await asyncio.wait_for(handle.result, 10)
-        except JsException as exc:
-            await asyncio.sleep(0.01)  # (anything the task's done callback raised has been reported by now)
-            return {"name": exc.name, "message": exc.message, "reported": reported}
-        except TimeoutError:
-            return {"name": None, "message": "never settled", "reported": reported}
-        return {"name": None, "message": f"resolved: {json.loads(js.JSON.stringify(resolved))}", "reported": reported}
+        with _replaced(BrowserStream, "_run", broken):
+            options = js.JSON.parse(json.dumps({"url": "http://127.0.0.1:9/unused", "route": "openai-chat"}))
+            handle = start_stream(options)
+            try:
+                resolved = await asyncio.wait_for(handle.result, 10)
+            except JsException as exc:
+                await asyncio.sleep(0.01)  # (anything the task's done callback raised has been reported by now)
+                return {"name": exc.name, "message": exc.message, "reported": reported}
+            except TimeoutError:
+                return {"name": None, "message": "never settled", "reported": reported}
+            return {"name": None, "message": f"resolved: {_from_js(resolved)}", "reported": reported}
     finally:
-        BrowserStream._run = original  # type: ignore[method-assign]
         loop.set_exception_handler(handler)
 
 
@@ -459,7 +461,7 @@ async def every_option(*, url: str) -> dict[str, Any]:
         resolved = await start_stream(options).result
     except JsException as exc:
         return {"keys": keys, "rejected": exc.message, "resolved": None}
-    return {"keys": keys, "rejected": None, "resolved": json.loads(js.JSON.stringify(resolved))}
+    return {"keys": keys, "rejected": None, "resolved": _from_js(resolved)}
 
 
 async def usage_error(*, options: dict[str, Any]) -> dict[str, Any]:

@@ -193,6 +193,22 @@ def texts(updates: list[dict[str, Any]]) -> str:
     return "".join(u["text"] for u in updates if u["kind"] == "text_delta")
 
 
+def pieces(data: bytes, size: int) -> list[bytes]:
+    """``data`` in transport chunks of ``size`` bytes (the last shorter)."""
+    return [data[i : i + size] for i in range(0, len(data), size)]
+
+
+def letter_chunks(count: int) -> list[bytes]:
+    """``count`` chunks of 1000 bytes, each one letter (A, B, ... Z, A, ...): queued, the pump batches 17 of them."""
+    return [bytes([65 + i % 26]) * 1000 for i in range(count)]
+
+
+def word_answer(count: int) -> tuple[list[str], bytes]:
+    """A Chat answer of ``count`` one-word text events, then its finish and ``[DONE]``: the words, and the body."""
+    words = [f"w{i:04d} " for i in range(count)]
+    return words, frame(*(chunk(w) for w in words), chunk(finish="stop"), "[DONE]")
+
+
 def closed_port() -> int:
     """A loopback port nothing listens on."""
     with socket.socket() as s:
@@ -230,7 +246,7 @@ def test_stream_chunks_split_inside_characters_crlf_and_json_give_the_whole_inpu
 
 def test_the_fast_path_hands_over_the_chunks_already_queued_as_batches_of_16_kib_beyond_the_first(
         pyodide: PyodideNode) -> None:
-    chunks = [bytes([65 + i % 26]) * 1000 for i in range(40)]
+    chunks = letter_chunks(40)
 
     out = pyodide.case("batches", chunks_b64=b64(chunks))
 
@@ -352,7 +368,7 @@ def test_batches_cross_as_numbers_through_the_lent_bytearray_and_those_too_large
 
 def test_batches_after_the_webassembly_memory_grew_still_cross_through_the_lent_bytearray_exactly(
         pyodide: PyodideNode) -> None:
-    chunks = [bytes([65 + i % 26]) * 1000 for i in range(60)]  # four or five batches
+    chunks = letter_chunks(60)  # four or five batches
 
     out = pyodide.case("batches", chunks_b64=b64(chunks), pump="forms", grow_at=2)
 
@@ -375,7 +391,7 @@ def test_the_pyodide_node_survives_deoptimizing_js_that_inlined_a_call_into_weba
             assert_batches_hand_over_exactly(runner.case("batches", chunks_b64=b64(chunks), pump=pump), chunks)
         chunks = digit_chunks(BOTH_FORMS)
         assert_batches_hand_over_exactly(runner.case("batches", chunks_b64=b64(chunks), pump="forms"), chunks)
-        chunks = [bytes([65 + i % 26]) * 1000 for i in range(60)]
+        chunks = letter_chunks(60)
         assert_batches_hand_over_exactly(runner.case("batches", chunks_b64=b64(chunks), pump="forms", grow_at=2),
                                          chunks)
     finally:
@@ -405,7 +421,7 @@ def test_read_chunks_stops_inside_a_batch_at_the_chunk_that_asked_to_stop(pyodid
 
 def test_read_chunks_stops_for_good_at_a_chunk_that_asks_to_stop_inside_a_batch_with_batches_after_it(
         pyodide: PyodideNode) -> None:
-    chunks = [bytes([65 + i % 26]) * 1000 for i in range(40)]  # batches of 17 chunks: more batches come after
+    chunks = letter_chunks(40)  # batches of 17 chunks: more batches come after
 
     out = pyodide.case("batches", chunks_b64=b64(chunks), stop_at=5)
 
@@ -415,9 +431,8 @@ def test_read_chunks_stops_for_good_at_a_chunk_that_asks_to_stop_inside_a_batch_
 
 def test_chunk_timelines_count_the_events_consumed_before_each_batch_in_a_stream_of_several_batches(
         pyodide: PyodideNode) -> None:
-    words = [f"w{i:04d} " for i in range(400)]
-    body = frame(*(chunk(w) for w in words), chunk(finish="stop"), "[DONE]")
-    chunks = [body[i : i + 1000] for i in range(0, len(body), 1000)]  # queued: batches of ~17 chunks
+    words, body = word_answer(400)
+    chunks = pieces(body, 1000)  # queued: batches of ~17 chunks
 
     out = pyodide.case("run_stream", chunks_b64=b64(chunks), fast=True)
 
@@ -621,7 +636,7 @@ def test_a_timeline_is_a_frozen_value() -> None:
 @pytest.mark.parametrize("fast", [False, True], ids=["pull", "fast"])
 def test_an_attempt_with_every_deadline_disabled_arms_no_timer_and_commits(pyodide: PyodideNode, fast: bool) -> None:
     none = {"connect": None, "first_event": None, "idle": None, "total": None, "terminal_grace": None}
-    chunks = [TOOL[i : i + 40] for i in range(0, len(TOOL), 40)]
+    chunks = pieces(TOOL, 40)
 
     out = pyodide.case("timer_wakeups", chunks_b64=b64(chunks), fast=fast, deadlines=none)
 
@@ -630,9 +645,8 @@ def test_an_attempt_with_every_deadline_disabled_arms_no_timer_and_commits(pyodi
 
 @pytest.mark.parametrize("fast", [False, True], ids=["pull", "fast"])
 def test_events_that_move_the_idle_deadline_later_cost_no_timer_work(pyodide: PyodideNode, fast: bool) -> None:
-    words = [f"w{i:04d} " for i in range(300)]
-    body = frame(*(chunk(w) for w in words), chunk(finish="stop"), "[DONE]")
-    chunks = [body[i : i + 200] for i in range(0, len(body), 200)]
+    _, body = word_answer(300)
+    chunks = pieces(body, 200)
 
     out = pyodide.case("timer_wakeups", chunks_b64=b64(chunks), fast=fast, spaced=True, deadlines={"idle": 30})
 
@@ -663,7 +677,7 @@ def test_chunk_timelines_give_milliseconds_since_the_start_in_order(
 @pytest.mark.parametrize("fast", [False, True], ids=["pull", "fast"])
 def test_a_cancel_mid_stream_cancels_the_body_of_a_fetch_that_ignores_the_abort_signal(
         pyodide: PyodideNode, fast: bool) -> None:
-    chunks = [TOOL[i : i + 40] for i in range(0, len(TOOL), 40)]
+    chunks = pieces(TOOL, 40)
 
     out = pyodide.case("run_stream", chunks_b64=b64(chunks), fast=fast, spaced=True, cancel_after=1)
 
@@ -693,7 +707,7 @@ def test_a_linked_signal_is_unlinked_when_the_attempt_ends(pyodide: PyodideNode)
 @pytest.mark.parametrize("fast", [False, True], ids=["pull", "fast"])
 def test_run_without_an_update_callback_still_commits_and_returns_the_result(
         pyodide: PyodideNode, fast: bool) -> None:
-    chunks = [TOOL[i : i + 50] for i in range(0, len(TOOL), 50)]
+    chunks = pieces(TOOL, 50)
 
     out = pyodide.case("run_stream", chunks_b64=b64(chunks), fast=fast, callback=False)
 
@@ -917,7 +931,7 @@ def test_start_stream_rejects_bad_options_with_a_one_line_webclient_usage_error(
 
 def test_where_eval_is_refused_and_no_pump_is_registered_the_fast_path_falls_back_to_the_pull_loop_with_one_warning(
         pyodide: PyodideNode) -> None:
-    chunks = [TOOL[i : i + 40] for i in range(0, len(TOOL), 40)]
+    chunks = pieces(TOOL, 40)
 
     out = pyodide.case("eval_refused", chunks_b64=b64(chunks))
 
