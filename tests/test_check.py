@@ -17,7 +17,7 @@ from typing import Any, ClassVar
 import pytest
 
 from tests.helpers import assert_chunking_invariant
-from tests.route_fixtures import CHAT, GEMINI, Case, cases, comparable, replay, sse
+from tests.route_fixtures import CHAT, GEMINI, Case, cases, comparable, outcome_of, replay, sse
 from webclient import Limits, Outcome, StreamSession
 from webclient._check import (
     CATEGORIES,
@@ -29,10 +29,15 @@ from webclient._check import (
     CheckedSession,
     CheckReport,
     CheckResult,
+    Positions,
     SessionFactory,
+    _chunks,
+    _spread,
+    break_tool_json,
     canary_capture,
     check_capture,
     check_growth,
+    check_oversized,
     cut_patterns,
     error_event,
     growth_site,
@@ -50,7 +55,7 @@ from webclient._check_growth import verdict as growth_verdict
 from webclient._limits import DEFAULT_LIMITS
 from webclient._pipeline import EventStreamParser
 from webclient._routes import ROUTE_NAMES
-from webclient._updates import StreamResult
+from webclient._updates import ProviderError, StreamResult
 from webclient._utf8 import UTF8Decoder
 
 CASES = cases()
@@ -573,6 +578,11 @@ def test_the_injected_error_event_is_an_upstream_error_on_its_route(route: str) 
     view = assert_chunking_invariant(_result_view(route), data, random_count=5)
     assert (view[0]["outcome"], view[0]["stage"]) in {  # type: ignore[index]
         ("upstream_error", "error_event"), ("upstream_error", "error_object")}
+    # each in the route's own error shape, so the route reads its type and code
+    assert view[0]["provider_error"] == {  # type: ignore[index]
+        "openai-chat": ProviderError("server_error", "check"), "openai-responses": ProviderError(None, "server_error"),
+        "anthropic-messages": ProviderError("overloaded_error", None),
+        "gemini": ProviderError("INTERNAL", "500")}[route].to_dict()
 
 
 # -- captures with the provider vocabulary of issue 9 ----------------------------------------------
@@ -643,6 +653,106 @@ def test_check_passes_captures_carrying_the_new_item_types_signatures_and_citati
     assert report.exit_code == 0, [c.to_dict() for c in report.checks if not c.passed]
 
 
+def _whole_input_captures() -> list[tuple[str, str, bytes]]:
+    """Captures whose tool input arrives whole or names its call in an unusual way: a Responses call
+    whose arguments come only in ``function_call_arguments.done`` (LM Studio's shape, the recording
+    ``lmstudio-tool-call``) or only in its closed item, a custom call whose input comes only in
+    ``custom_tool_call_input.done``, an Anthropic ``tool_use`` whose input comes whole in the block's
+    start, and Chat calls whose later fragments name their call by id alone, interleaved; and Responses
+    items of several parts (two summaries, two text parts and a refusal) whose closed copies hold each part."""
+    from tests import test_vocab_anthropic_messages as am
+    from tests import test_vocab_openai_chat as oc
+    from tests import test_vocab_openai_responses as orr
+
+    function = {"type": "function_call", "id": "fc_1", "call_id": "call_f", "name": "weather",
+                "arguments": '{"city": "Zürich", "days": 3}', "status": "completed"}
+    custom = {"type": "custom_tool_call", "id": "ctc_2", "call_id": "call_c", "name": "code_exec",
+              "input": 'print("grüße")'}
+    responses = orr.stream(
+        *orr.whole_item(0, function, added={**function, "arguments": "", "status": "in_progress"}),
+        *orr.whole_item(1, custom, orr.ev("response.custom_tool_call_input.done", item_id="ctc_2", output_index=1,
+                                          input='print("grüße")'), added={**custom, "input": ""}))
+    anthropic = am.message(am.start(0, {"type": "tool_use", "id": "toolu_1", "name": "weather",
+                                        "input": {"city": "Köln", "units": ["c"]}}), am.stop(0), stop="tool_use")
+    chat = sse(oc.chunk(oc.ch(tool_calls=[{"index": 0, "id": "call_a", "type": "function",
+                                           "function": {"name": "f", "arguments": '{"q": '}}])),
+               oc.chunk(oc.ch(tool_calls=[{"index": 1, "id": "call_b", "type": "function",
+                                           "function": {"name": "g", "arguments": '{"r": '}}])),
+               oc.chunk(oc.ch(tool_calls=[{"id": "call_a", "function": {"arguments": '"alpha"}'}}])),
+               oc.chunk(oc.ch(tool_calls=[{"id": "call_b", "function": {"arguments": '"beta"}'}}])),
+               oc.chunk(oc.ch(finish="tool_calls")), "[DONE]")
+    ev = orr.ev
+    parts = orr.stream(
+        ev("response.output_item.added", output_index=0, item={"id": "rs_0", "type": "reasoning", "summary": []}),
+        *(ev("response.reasoning_summary_text.delta", item_id="rs_0", output_index=0, summary_index=n, delta=d)
+          for n, d in enumerate(("Plan ", "Prüfen"))),
+        ev("response.output_item.done", output_index=0,
+           item={"id": "rs_0", "type": "reasoning", "summary": [{"type": "summary_text", "text": "Plan "},
+                                                                 {"type": "summary_text", "text": "Prüfen"}]}),
+        ev("response.output_item.added", output_index=1, item={"id": "msg_1", "type": "message", "content": []}),
+        *(ev(f"response.{kind}.delta", item_id="msg_1", output_index=1, content_index=n, delta=d)
+          for n, (kind, d) in enumerate((("output_text", "Grüße "), ("output_text", "aus Köln"), ("refusal", "Nein")))),
+        ev("response.output_item.done", output_index=1,
+           item={"id": "msg_1", "type": "message", "role": "assistant", "status": "completed",
+                 "content": [{"type": "output_text", "text": "Grüße ", "annotations": []},
+                             {"type": "output_text", "text": "aus Köln", "annotations": []},
+                             {"type": "refusal", "refusal": "Nein"}]}))
+    return [("openai-responses", "responses-whole", responses), ("anthropic-messages", "anthropic-whole", anthropic),
+            (CHAT, "chat-by-id", chat), ("openai-responses", "responses-parts", parts)]
+
+
+WHOLE_INPUT_CAPTURES = _whole_input_captures()
+
+
+def _not_the_canary(result: StreamResult, canary: Canary) -> list[str]:
+    """Where the committed content holds anything but the canary: each choice's text channels, and
+    each tool call's arguments and input (every string of JSON; free-text input as a whole). Computer
+    calls are left out: their actions are the route's vocabulary (``click``, ``left``), not content."""
+    found: list[str] = []
+
+    def strings(value: Any) -> list[str]:
+        if isinstance(value, str):
+            return [value]
+        if isinstance(value, dict):
+            return [s for item in value.values() for s in strings(item)]
+        if isinstance(value, list):
+            return [s for item in value for s in strings(item)]
+        return []
+
+    for choice in result.choices:
+        for name in ("text", "refusal", "reasoning"):
+            if getattr(choice, name).replace(canary.value, "").strip():
+                found.append(f"choice {choice.index} {name}")
+        for call in choice.tool_calls:
+            if call.kind == "computer":
+                continue
+            values = strings(call.arguments)  # parsed arguments, or an input sent whole
+            try:
+                values += strings(json.loads(call.input_text)) if call.input_text else []
+            except ValueError:
+                values.append(call.input_text.replace(canary.value, ""))
+            if any(v not in ("", canary.value) for v in values):
+                found.append(f"choice {choice.index} call {call.call} ({call.kind})")
+    return found
+
+
+ALL_CAPTURES = ([(c.route, c.id, c.data) for c in COMPLETE] + [(r, n, d) for r, n, d in VOCAB_CAPTURES]
+                + WHOLE_INPUT_CAPTURES)
+
+
+@pytest.mark.parametrize(("route", "data"), [(r, d) for r, _, d in ALL_CAPTURES], ids=[n for _, n, _ in ALL_CAPTURES])
+def test_canary_rewrite_leaves_no_committed_text_or_tool_argument_but_the_canary(route: str, data: bytes) -> None:
+    reference = replay(route, [data]).result
+    assert reference is not None and reference.outcome.value == "complete"
+    canary = Canary.from_seed(8)
+    planted, counts = canary_capture(data, route, canary)
+    result = replay(route, [planted]).result
+    assert result is not None and result.outcome.value == "complete", result and result.stage
+    assert _not_the_canary(result, canary) == []
+    if _not_the_canary(reference, canary):  # the capture had content of its own: it was all replaced
+        assert sum(counts.values()) > 0 and canary.found_in(json.dumps(result.to_dict(), ensure_ascii=False))
+
+
 class LosesSignaturesWhenChunked(StreamSession):
     """Bug: signatures kept from the first network chunk only (state reset per feed)."""
 
@@ -692,7 +802,8 @@ def test_check_values_are_frozen_and_slotted() -> None:
     failure = CaseFailure("split", "split@1", 1, "every", "complete", None, "differs in text")
     result = CheckResult("split", 1, 1, failure)
     report = CheckReport(CHAT, 10, 1, "complete", None, "stop", 0, (result,))
-    for value in (failure, result, report):
+    positions = Positions(((1, "every"),), 1, 0, False)
+    for value in (failure, result, report, Canary.from_seed(0), CheckConfig(), positions):
         with pytest.raises(dataclasses.FrozenInstanceError):
             setattr(value, dataclasses.fields(value)[0].name, "x")
         assert not hasattr(value, "__dict__")
@@ -829,12 +940,18 @@ class AbortPoisonsTheNext(StreamSession):
         return result
 
 
-def test_state_left_by_a_cancelled_session_fails_the_reset_check() -> None:
-    AbortPoisonsTheNext.poisoned.clear()
+def run_with_shared_state(session: type[StreamSession], shared: list[Any]) -> CheckReport:
+    """``run_check`` on the Chat capture with a bug that keeps state in the class-level list ``shared``,
+    emptied before and after."""
+    shared.clear()
     try:
-        report = run_check(CHAT, CHAT_DATA, AbortPoisonsTheNext)
+        return run_check(CHAT, CHAT_DATA, session)
     finally:
-        AbortPoisonsTheNext.poisoned.clear()
+        shared.clear()
+
+
+def test_state_left_by_a_cancelled_session_fails_the_reset_check() -> None:
+    report = run_with_shared_state(AbortPoisonsTheNext, AbortPoisonsTheNext.poisoned)
     reset = by_name(report)["reset"]
     assert failed_checks(report) == {"reset"}
     assert reset.first_failure is not None and reset.first_failure.case == "after-cancel"
@@ -1197,3 +1314,414 @@ def test_message_parts_accept_the_signature_ceiling_only_when_it_comes_before_th
     case = next(c for c in growth_cases(GEMINI, limits) if c.name == "message_parts")
     result, done = grow(GEMINI, case, limits)
     assert done and (result.outcome, result.stage) == (Outcome.BUFFER_LIMIT, "retained")
+
+
+# -- the canary rewrite, the failure paths and the reset check (a mutation sample of _check.py, seed 41) -------
+
+
+def test_scan_finds_the_data_line_of_a_capture_that_ends_without_a_line_terminator() -> None:
+    cmap = scan_capture(b'data: {"a": 1}\n\ndata: {"b": 2}', CHAT)
+    assert [line.obj for line in cmap.data_lines] == [{"a": 1}, {"b": 2}]
+    assert cmap.boundaries == [16] and cmap.event_starts == [0, 16]
+
+
+def test_scan_marks_a_tool_keys_object_value_and_skips_its_scalar_values() -> None:
+    call = b'{"functionCall":{"name":"f","args":{"q":"x"}}}'
+    scalar = b'{"functionCall":{"args":7,"meta":{"k":1},"name":"g"}}'  # an object follows the number
+    line = b'data: {"candidates":[{"content":{"parts":[' + scalar + b"," + call + b"]}}]}\n\n"
+    cmap = scan_capture(line, GEMINI)
+    start = line.index(b'{"q"')
+    assert cmap.special["tool_json"] == list(range(start + 1, start + len(b'{"q":"x"}')))
+
+
+def test_canary_rewrite_keeps_responses_calls_that_name_themselves_by_output_index_apart() -> None:
+    from tests import test_vocab_openai_responses as orr
+
+    def args(index: int, delta: str) -> tuple[str, dict[str, Any]]:
+        return orr.ev("response.function_call_arguments.delta", output_index=index, delta=delta)
+
+    data = orr.stream(args(0, '{"q": '), args(1, '{"r": '), args(0, '"alpha"}'), args(1, '"beta"}'))
+    canary = Canary.from_seed(9)
+    planted, counts = canary_capture(data, "openai-responses", canary)
+    assert counts["tool_arguments"] == 2
+    assert b"alpha" not in planted and b"beta" not in planted
+
+
+def test_canary_rewrite_keeps_two_tool_blocks_of_one_anthropic_message_apart() -> None:
+    from tests import test_vocab_anthropic_messages as am
+
+    def block(index: int, key: str, value: str) -> list[dict[str, Any]]:
+        return [am.start(index, {"type": "tool_use", "id": f"t{index}", "name": "f", "input": {}}),
+                am.delta(index, type="input_json_delta", partial_json=f'{{"{key}": ')]
+
+    data = am.message(*block(0, "q", "alpha"), *block(1, "r", "beta"),
+                      am.delta(0, type="input_json_delta", partial_json='"alpha"}'),
+                      am.delta(1, type="input_json_delta", partial_json='"beta"}'), am.stop(0), am.stop(1),
+                      stop="tool_use")
+    canary = Canary.from_seed(10)
+    planted, counts = canary_capture(data, "anthropic-messages", canary)
+    assert counts["tool_arguments"] == 2
+    assert b"alpha" not in planted and b"beta" not in planted
+    result = replay("anthropic-messages", [planted]).result
+    assert result is not None and [c.arguments for c in result.tool_calls] == [{"q": canary.value},
+                                                                               {"r": canary.value}]
+
+
+def test_canary_rewrite_skips_gemini_parts_that_are_not_objects_and_counts_each_argument_string() -> None:
+    part = {"functionCall": {"name": "f", "args": {"city": "Köln", "days": 3, "tags": ["a", "b"]}}}
+    data = sse({"candidates": [{"content": {"role": "model", "parts": [7, {"text": "Grüße"}, part]}, "index": 0}]})
+    canary = Canary.from_seed(11)
+    planted, counts = canary_capture(data, GEMINI, canary)
+    assert counts == {"text": 1, "tool_arguments": 3, "error": 0}
+    parts = json.loads(planted[6:])["candidates"][0]["content"]["parts"]
+    assert parts == [7, {"text": canary.value},
+                     {"functionCall": {"name": "f", "args": {"city": canary.value, "days": 3,
+                                                            "tags": [canary.value, canary.value]}}}]
+
+
+def test_canary_rewrite_finds_an_error_message_inside_a_json_array() -> None:
+    canary = Canary.from_seed(12)
+    planted, counts = canary_capture(sse([{"error": {"code": 503, "message": "overloaded"}}]), GEMINI, canary)
+    assert counts == {"text": 0, "tool_arguments": 0, "error": 1}
+    assert b"overloaded" not in planted and canary.marker.encode() in planted
+
+
+def test_rewritten_arguments_are_cut_in_proportion_to_the_original_fragments() -> None:
+    assert _spread("abcdef", [1, 2, 3]) == ["a", "bc", "def"]
+    assert _spread("abcdef", [0, 1]) == ["", "abcdef"]  # an empty first fragment stays empty
+    assert _spread("abc", [0, 0]) == ["abc", ""]
+
+
+def test_cut_points_at_or_past_the_end_never_make_an_empty_chunk() -> None:
+    assert _chunks(b"abcd", [0, 2, 2, 4, 9]) == [b"ab", b"cd"]
+
+
+def test_a_seeded_sample_fills_a_cap_of_every_position_but_one() -> None:
+    data = b"data: " + b"x" * 43 + b"\n\n"  # 50 candidates, 3 of them special
+    cmap = scan_capture(data, CHAT)
+    for seed in range(10):
+        positions = select_positions(cmap, CheckConfig(seed=seed, max_splits=49), include_zero=False, salt=1)
+        assert positions.sampled and len(positions.items) == 49
+
+
+def test_growth_starts_after_the_start_event_not_after_an_earlier_event() -> None:
+    start = {"type": "message_start", "message": {"id": "m", "content": []}}
+    data = sse(("ping", {"type": "ping"}), ("message_start", start), ("ping", {"type": "ping"}),
+               ("message_stop", {"type": "message_stop"}))
+    cmap = scan_capture(data, "anthropic-messages")
+    assert growth_site(cmap, "anthropic-messages") == cmap.boundaries[1]
+
+
+class CopiesTheErrorMessage(StreamSession):
+    """Bug: the provider's error record keeps the event it came in (its message included) as its code."""
+
+    def __init__(self, route: str, **kwargs: Any) -> None:
+        super().__init__(route, **kwargs)
+        self.last = b""
+
+    def feed(self, data: bytes) -> list[Any]:
+        self.last = data
+        return super().feed(data)
+
+    def finish(self) -> StreamResult:
+        result = super().finish()
+        if result.provider_error is None:
+            return result
+        error = ProviderError(result.provider_error.type, self.last.decode("utf-8", "replace"))
+        return dataclasses.replace(result, provider_error=error)
+
+
+def test_an_error_record_quoting_the_message_fails_the_leak_check_on_the_error_event_only() -> None:
+    leak = by_name(run_check(CHAT, CHAT_DATA, CopiesTheErrorMessage))["leak"]
+    assert leak.failures == 1 and leak.first_failure is not None
+    assert (leak.first_failure.case, leak.first_failure.problem) == ("canary-error-event", "canary in provider_error")
+
+
+class QuotesTheTextOfALineCutShort(StreamSession):
+    """Bug: an answer cut off in the middle of a line is reported with its text in the stage."""
+
+    def finish(self) -> StreamResult:
+        pending = self.pending_line_chars
+        result = super().finish()
+        if pending and result.outcome is Outcome.TRUNCATED:
+            return dataclasses.replace(result, stage="cut " + result.text)
+        return result
+
+
+def test_text_quoted_when_eof_comes_mid_line_fails_the_leak_check_at_that_case() -> None:
+    leak = by_name(run_check(CHAT, CHAT_DATA, QuotesTheTextOfALineCutShort))["leak"]
+    assert leak.failures == 1 and leak.first_failure is not None
+    assert (leak.first_failure.case, leak.first_failure.stage, leak.first_failure.problem) == (
+        "canary-eof-mid-line", "[REDACTED]", "canary in stage")
+
+
+class OnePooledParser(StreamSession):
+    """Bug: one parser handed to each session as it opens, reset at checkout, so sessions that are
+    live at the same time share it."""
+
+    live: ClassVar[list[OnePooledParser]] = []
+
+    def open(self, status: int, content_type: str | None) -> list[Any]:
+        for other in self.live:
+            other._parser = self._parser
+        self.live.append(self)
+        return super().open(status, content_type)
+
+    def finish(self) -> StreamResult:
+        if self in self.live:
+            self.live.remove(self)
+        return super().finish()
+
+
+def test_a_parser_shared_by_live_sessions_fails_the_reset_check_when_interleaved_only() -> None:
+    report = run_with_shared_state(OnePooledParser, OnePooledParser.live)
+    reset = by_name(report)["reset"]
+    assert failed_checks(report) == {"reset"} and reset.failures == 1
+    assert reset.first_failure is not None and reset.first_failure.case == "interleaved"
+
+
+
+
+
+# -- the second look at _check.py: every line of the first sample's survivors and of the new slot rules --------
+
+
+def test_scan_counts_no_event_for_a_last_line_without_its_blank_line() -> None:
+    cmap = scan_capture(b'data: {"a": 1}\n\ndata: {"b": 2}\n', CHAT)
+    assert cmap.boundaries == [16] and len(cmap.data_lines) == 2
+
+
+def _planted(route: str, *items: object, seed: int = 13) -> tuple[bytes, dict[str, int]]:
+    return canary_capture(sse(*items), route, Canary.from_seed(seed))
+
+
+def test_canary_rewrite_skips_chat_choices_and_calls_that_are_not_objects() -> None:
+    planted, counts = _planted(CHAT, {**CHUNK, "choices": [7, {"index": 0, "finish_reason": "stop"},
+                                                           {"index": 1, "delta": "x"},
+                                                           {"index": 2, "delta": {"content": "Grüße",
+                                                                                  "tool_calls": [3, None]}}]})
+    assert counts == {"text": 1, "tool_arguments": 0, "error": 0} and "Grüße".encode() not in planted
+
+
+def _chat_call(choice: int = 0, **fields: Any) -> dict[str, Any]:
+    return {**CHUNK, "choices": [{"index": choice, "delta": {"tool_calls": [fields]}, "finish_reason": None}]}
+
+
+@pytest.mark.parametrize("shape", ["two choices", "by index, interleaved", "empty ids", "neither, next chunk"])
+def test_canary_rewrite_joins_each_chat_calls_fragments_however_they_name_it(shape: str) -> None:
+    def fn(arguments: str, **fields: Any) -> dict[str, Any]:
+        return {**fields, "function": {"arguments": arguments}}
+
+    chunks = {
+        "two choices": [_chat_call(0, **fn('{"q": ', index=0, id="a")),
+                        _chat_call(1, **fn('{"r": ', index=0, id="b")),
+                        _chat_call(0, **fn('"alpha"}', index=0)), _chat_call(1, **fn('"beta"}', index=0))],
+        "by index, interleaved": [_chat_call(**fn('{"q": ', index=0, id="a")),
+                                  _chat_call(**fn('{"r": ', index=1, id="b")),
+                                  _chat_call(**fn('"alpha"}', index=0)), _chat_call(**fn('"beta"}', index=1))],
+        "empty ids": [_chat_call(**fn('{"q": ', id="a")), _chat_call(**fn('"alpha"}', id="")),
+                      _chat_call(**fn('{"r": ', id="b")), _chat_call(**fn('"beta"}', id=""))],
+        "neither, next chunk": [_chat_call(**fn('{"q": ', id="a")), _chat_call(**fn('"alpha"}')),
+                                _chat_call(**fn('{"r": ', id="b")), _chat_call(**fn('"beta"}'))],
+    }[shape]
+    planted, counts = _planted(CHAT, *chunks)
+    assert counts["tool_arguments"] == 2
+    assert b"alpha" not in planted and b"beta" not in planted
+
+
+def test_canary_rewrite_leaves_arguments_without_strings_byte_for_byte() -> None:
+    data = sse(_chat_call(index=0, id="a", function={"name": "f", "arguments": '{"n":1,'}),
+               _chat_call(index=0, function={"arguments": '"ok":true}'}))
+    planted, counts = canary_capture(data, CHAT, Canary.from_seed(14))
+    assert planted == data and counts["tool_arguments"] == 0
+
+
+@pytest.mark.parametrize("route", ["openai-responses", "anthropic-messages"])
+def test_canary_rewrite_passes_over_payloads_that_are_not_objects(route: str) -> None:
+    planted, counts = _planted(route, [1, {"type": "x"}], "[DONE]", 5)
+    assert counts == {"text": 0, "tool_arguments": 0, "error": 0} and planted == sse([1, {"type": "x"}], "[DONE]", 5)
+
+
+def test_canary_rewrite_leaves_anthropic_deltas_of_the_wrong_shape_alone() -> None:
+    def delta(value: Any) -> dict[str, Any]:
+        return {"type": "content_block_delta", "index": 0, "delta": value}
+
+    items = [{"type": "message_start", "message": {"id": "m", "content": []}}, delta("text"), delta(None),
+             delta({"type": "text_delta", "text": 5}), delta({"type": "thinking_delta", "thinking": 7}),
+             delta({"type": "input_json_delta", "partial_json": 3}), delta({"type": "citations_delta", "text": "x"}),
+             {"type": "message_delta", "delta": {"type": "text_delta", "text": "y"}}]
+    planted, counts = _planted("anthropic-messages", *items)
+    assert counts == {"text": 0, "tool_arguments": 0, "error": 0} and planted == sse(*items)
+
+
+def test_canary_rewrite_finds_an_error_message_nested_in_an_object() -> None:
+    failed = {"type": "response.failed", "response": {"id": "r", "status": "failed",
+                                                       "error": {"code": "server_error", "message": "overloaded"}}}
+    planted, counts = _planted("openai-responses", failed)
+    assert counts["error"] == 1 and b"overloaded" not in planted
+
+
+def test_the_closed_custom_call_keeps_the_rewritten_input_its_deltas_join_to() -> None:
+    route, _, data = VOCAB_CAPTURES[0]
+    planted, _ = canary_capture(data, route, Canary.from_seed(15))
+    events = [json.loads(line[6:]) for line in planted.split(b"\n") if line.startswith(b"data: {")]
+    deltas = "".join(e["delta"] for e in events if e["type"] == "response.custom_tool_call_input.delta")
+    closed = [e["item"]["input"] for e in events
+              if e["type"] == "response.output_item.done" and e["item"]["type"] == "custom_tool_call"]
+    done = [e["input"] for e in events if e["type"] == "response.custom_tool_call_input.done"]
+    assert closed == done == [deltas] and deltas.count(Canary.from_seed(15).marker) == 2
+
+
+def test_injection_sites_are_the_start_and_every_boundary_up_to_the_terminal_events_start() -> None:
+    cmap = scan_capture(CHAT_DATA, CHAT)
+    inner = [b for b in cmap.boundaries if b <= cmap.last_event]
+    assert cmap.last_event in inner and inner[-1] < cmap.size
+    assert injection_sites(cmap, 1000, 0) == [0, *inner]
+    comments = scan_capture(b": keep-alive\n\n", CHAT)  # nothing significant: no boundary is inside
+    assert comments.boundaries == [comments.size] and injection_sites(comments, 5, 0) == [0]
+
+
+def test_the_event_injection_is_skipped_where_no_data_line_fits_the_line_ceiling() -> None:
+    limits = Limits(max_line_chars=4, max_event_chars=64)
+    cmap = scan_capture(b"", CHAT)
+    result = check_oversized(b"", session_factory(CHAT, limits=limits), cmap, limits, CheckConfig())
+    assert (result.cases, result.failures, result.coverage["sites"]) == (1, 0, 1)
+
+
+class EndsAtTheFirstEvent(StreamSession):
+    """Bug: takes the first event for the whole answer, and ends the attempt there."""
+
+    def feed(self, data: bytes) -> list[Any]:
+        updates = super().feed(data)
+        if b"\n\n" in data and not self.done:
+            self.abort(Outcome.PROTOCOL_ERROR, "first_event")
+        return updates
+
+
+def test_a_session_ended_by_the_prefix_fails_each_growth_case_once() -> None:
+    route, _, data = VOCAB_CAPTURES[1]
+    limits = limits_for(data)
+    make: SessionFactory = lambda: EndsAtTheFirstEvent(route, limits=limits)  # noqa: E731
+    result = check_growth(data, make, scan_capture(data, route), route, limits)
+    assert result.cases == result.failures == len(growth_cases(route, limits)) > 0
+    assert result.first_failure is not None and result.first_failure.problem == "the prefix alone ended the session"
+
+
+class PoisonedByAFailure(StreamSession):
+    """Bug: after a session ends with one outcome, the next one starts from a dirty pooled buffer."""
+
+    poisoned: ClassVar[list[bool]] = []
+    by: ClassVar[Outcome] = Outcome.DECODE_ERROR
+
+    def open(self, status: int, content_type: str | None) -> list[Any]:
+        self.tainted = bool(self.poisoned)
+        self.poisoned.clear()
+        return super().open(status, content_type)
+
+    def finish(self) -> StreamResult:
+        result = super().finish()
+        if result.outcome is self.by:
+            self.poisoned.append(True)
+        if self.tainted and result.committed:
+            return dataclasses.replace(result, text=result.text + "!")
+        return result
+
+
+@pytest.mark.parametrize(("outcome", "case"), [
+    (Outcome.TRUNCATED, "after-truncated"), (Outcome.DECODE_ERROR, "after-decode-error"),
+    (Outcome.PROTOCOL_ERROR, "after-protocol-error"),
+    (Outcome.UPSTREAM_ERROR, "after-upstream-error"), (Outcome.BUFFER_LIMIT, "after-buffer-limit"),
+    (Outcome.PAYLOAD_ERROR, "after-payload-error")])
+def test_state_left_by_each_failure_fails_the_reset_check_at_its_case(outcome: Outcome, case: str) -> None:
+    class Poisoned(PoisonedByAFailure):
+        poisoned: ClassVar[list[bool]] = []
+        by = outcome
+
+    reset = by_name(run_check(CHAT, CHAT_DATA, Poisoned))["reset"]
+    assert reset.first_failure is not None
+    assert (reset.first_failure.case, reset.first_failure.problem) == (case, "fresh session differs in text")
+
+
+def raises_when(feeds: Callable[[bytes], bool]) -> type[StreamSession]:
+    """A session that raises (instead of ending with an outcome) when fed a chunk ``feeds`` picks."""
+
+    class Raising(StreamSession):
+        def feed(self, data: bytes) -> list[Any]:
+            if feeds(data):
+                raise ValueError("unexpected input")
+            return super().feed(data)
+
+    return Raising
+
+
+@pytest.mark.parametrize(("feeds", "expected"), [
+    # an empty read, which fetch and httpx both deliver
+    (lambda data: not data, {"multisplit": ("empty-chunks", 1)}),
+    # a line that grows past what the client expected
+    (lambda data: data.startswith(b'data: {"injected"'), {"oversized": ("line@boundary 0", 3)}),
+    # a network read that does not end at a line boundary (a naive line reader)
+    (lambda data: bool(data) and not data.endswith(b"\n"), {"split": (None, None), "eof": (None, None)}),
+    # the failing stream of the interleaved case
+    (lambda data: data.startswith(b"data: \xff{"), {"reset": ("interleaved", 1)}),
+], ids=["empty read", "injected line", "partial line", "interleaved bad byte"])
+def test_a_session_that_raises_fails_the_checks_that_feed_it_that_input_naming_the_exception(
+        feeds: Callable[[bytes], bool], expected: dict[str, tuple[str | None, int | None]]) -> None:
+    report = by_name(run_check(CHAT, CHAT_DATA, raises_when(feeds)))
+    for name, (case, failures) in expected.items():
+        first = report[name].first_failure
+        assert first is not None and (first.problem, first.outcome) == ("session raised ValueError", None)
+        assert case is None or first.case == case
+        assert failures is None or report[name].failures == failures
+
+
+def _strings_of(capture: bytes) -> list[str]:
+    """Every string value in the capture's JSON data lines."""
+    def walk(value: Any) -> list[str]:
+        if isinstance(value, str):
+            return [value]
+        if isinstance(value, dict):
+            return [s for item in value.values() for s in walk(item)]
+        return [s for item in value for s in walk(item)] if isinstance(value, list) else []
+
+    return [s for line in capture.split(b"\n") if line.startswith(b"data: [") or line.startswith(b"data: {")
+            for s in walk(json.loads(line[6:]))]
+
+
+def test_canary_rewrite_replaces_each_part_of_a_multi_part_item_and_its_closed_copy() -> None:
+    route, _, data = next(c for c in WHOLE_INPUT_CAPTURES if c[1] == "responses-parts")
+    planted, counts = canary_capture(data, route, Canary.from_seed(16))
+    assert counts["text"] == 5
+    assert not {"Plan ", "Prüfen", "Grüße ", "aus Köln", "Nein"} & set(_strings_of(planted))
+
+
+def test_canary_rewrite_keeps_whole_responses_calls_without_ids_apart() -> None:
+    from tests import test_vocab_openai_responses as orr
+
+    def call(index: int, arguments: str) -> tuple[str, dict[str, Any]]:
+        item = {"type": "function_call", "call_id": f"c{index}", "name": "f", "arguments": arguments}
+        return orr.ev("response.output_item.done", output_index=index, item=item)
+
+    planted, counts = canary_capture(orr.stream(call(0, '{"q": "alpha"}'), call(1, '{"r": "beta"}')),
+                                     "openai-responses", Canary.from_seed(17))
+    assert counts["tool_arguments"] == 2 and not {"alpha", "beta"} & set(_strings_of(planted))
+
+
+def test_broken_tool_json_breaks_every_copy_of_the_arguments_alike() -> None:
+    from tests import test_vocab_openai_responses as orr
+
+    ev = orr.ev
+    fc = {"id": "fc_1", "type": "function_call", "call_id": "c", "name": "f", "status": "completed"}
+    data = orr.stream(
+        ev("response.output_item.added", output_index=0, item={**fc, "arguments": ""}),
+        *(ev("response.function_call_arguments.delta", item_id="fc_1", output_index=0, delta=d)
+          for d in ('{"q": ', '"abc"}')),
+        ev("response.function_call_arguments.done", item_id="fc_1", output_index=0, arguments='{"q": "abc"}'),
+        ev("response.output_item.done", output_index=0, item={**fc, "arguments": '{"q": "abc"}'}))
+    broken = break_tool_json(data, "openai-responses", "x")
+    assert broken is not None
+    events = [json.loads(line[6:]) for line in broken.split(b"\n") if line.startswith(b"data: {")]
+    deltas = "".join(e["delta"] for e in events if e["type"].endswith("arguments.delta"))
+    copies = [e["arguments"] for e in events if e["type"].endswith("arguments.done")]
+    copies += [e["item"]["arguments"] for e in events if e["type"] == "response.output_item.done"]
+    assert deltas == '{"q": "abc"}x"}' and copies == [deltas, deltas]
+    assert outcome_of("openai-responses", broken) == ("payload_error", "tool_json")

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from tests.route_fixtures import check, outcome_of, sse
+from tests.route_fixtures import check, outcome_of, replay, sse
 from webclient import Limits
 
 ROUTE = "openai-responses"
@@ -214,3 +214,26 @@ def test_call_ceiling_and_input_ceiling() -> None:
     assert outcome_of(ROUTE, data, limits=Limits(max_tool_calls=2, max_tool_input_chars=7)) == ("complete", None)
     assert outcome_of(ROUTE, data, limits=Limits(max_tool_calls=1)) == ("buffer_limit", "tool_calls")
     assert outcome_of(ROUTE, data, limits=Limits(max_tool_input_chars=6)) == ("buffer_limit", "tool_input")
+
+
+def test_a_closed_item_must_hold_the_arguments_its_done_event_gave() -> None:
+    """LM Studio closes a call with ``function_call_arguments.done`` and no delta; the closed item that
+    follows is what the assistant message sends back, so it must hold the same arguments."""
+    fc = {"id": "fc_1", "type": "function_call", "call_id": "call_1", "name": "f", "status": "completed"}
+
+    def closed_with(done: str, item: dict[str, Any]) -> bytes:
+        return stream(ev("response.output_item.added", output_index=0,
+                         item={**fc, "arguments": "", "status": "in_progress"}),
+                      ev("response.function_call_arguments.done", item_id="fc_1", output_index=0, arguments=done),
+                      ev("response.output_item.done", output_index=0, item=item))
+
+    result, _ = check(ROUTE, closed_with('{"a": 1}', {**fc, "arguments": '{"a": 1}'}))
+    assert [(c.state, c.arguments) for c in result.tool_calls] == [("valid", {"a": 1})]
+    result, _ = check(ROUTE, closed_with('{"a": 1}', fc))  # an item without arguments leaves them
+    assert [c.arguments for c in result.tool_calls] == [{"a": 1}]
+    for other in ('{"a": 2}', '{"a":1}', '{"a": 1'):
+        assert outcome_of(ROUTE, closed_with('{"a": 1}', {**fc, "arguments": other})) == (
+            "payload_error", "tool_arguments_mismatch")
+    refused = replay(ROUTE, [closed_with('{"a": 1}', {**fc, "arguments": '{"a": 2}'})]).result
+    assert refused is not None and refused.assistant_message == [{**fc, "arguments": "", "status": "in_progress"}]
+    assert outcome_of(ROUTE, closed_with('{"a": 1}', {**fc, "arguments": 5})) == ("protocol_error", "envelope")

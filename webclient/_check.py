@@ -28,7 +28,8 @@ The checks (each one session per case, so the cost of a case is linear in the ca
                 :mod:`webclient._check_growth`) must end as ``buffer_limit`` at ``retained`` or the
                 structure's own ceiling within twice ``max_retained_chars``
     leak        the capture rewritten with canary strings in its text deltas, tool-argument
-                values and error messages (same JSON shapes, tool arguments still valid JSON),
+                values (streamed or sent whole) and error messages (same JSON shapes, tool
+                arguments still valid JSON; computer-call actions are vocabulary and stay),
                 then run whole, chunked, cut short, with an injected provider error, an invalid
                 envelope, invalid UTF-8, broken tool JSON and an oversized line: the canary never
                 appears in telemetry, stage names, tool-call problems, the provider-error record
@@ -482,8 +483,7 @@ def _chat_slots(obj: Any, line: int, state: dict[Any, Any], out: _SlotSink) -> N
                 out.append(_Slot(delta, key, "text", ("chat", index, key), line))
         calls = delta.get("tool_calls")
         for tc in calls if isinstance(calls, list) else ():
-            fn = tc.get("function") if isinstance(tc, dict) else None
-            if not isinstance(fn, dict):
+            if not isinstance(tc, dict):
                 continue
             call_index, call_id = tc.get("index"), tc.get("id")
             if isinstance(call_index, int):
@@ -495,8 +495,12 @@ def _chat_slots(obj: Any, line: int, state: dict[Any, Any], out: _SlotSink) -> N
             if isinstance(call_id, str) and call_id:
                 state[("id", index, call_id)] = group
             state[("latest", index)] = group
-            if isinstance(fn.get("arguments"), str):
+            fn, custom = tc.get("function"), tc.get("custom")
+            if isinstance(fn, dict) and isinstance(fn.get("arguments"), str):
                 out.append(_Slot(fn, "arguments", "fragment", group, line))
+            # A custom tool's input is free text, not JSON: rewritten like text, per call.
+            if isinstance(custom, dict) and isinstance(custom.get("input"), str):
+                out.append(_Slot(custom, "input", "text", ("custom", group), line))
         legacy = delta.get("function_call")
         if isinstance(legacy, dict) and isinstance(legacy.get("arguments"), str):
             out.append(_Slot(legacy, "arguments", "fragment", ("legacy", index), line))
@@ -507,18 +511,30 @@ def _chat_slots(obj: Any, line: int, state: dict[Any, Any], out: _SlotSink) -> N
 _RESPONSES_TEXT = frozenset({"response.output_text.delta", "response.refusal.delta", "response.reasoning_text.delta",
                              "response.reasoning_summary_text.delta", "response.custom_tool_call_input.delta"})
 
+#: A call's input can also arrive whole, with no deltas (LM Studio sends its arguments in
+#: ``function_call_arguments.done`` alone): the closed item's copy is then the slot (item type ->
+#: the key holding the input, slot kind), and the ``.done`` event's copy follows it as a full copy.
+_RESPONSES_WHOLE_ITEMS = {"function_call": ("arguments", "fragment"), "custom_tool_call": ("input", "text")}
+
 
 def _responses_slots(obj: Any, line: int, state: dict[Any, Any], out: _SlotSink) -> None:
-    if not isinstance(obj, dict) or not isinstance(obj.get("delta"), str):
+    if not isinstance(obj, dict):
         return
     kind = obj.get("type")
-    item = (obj.get("item_id"), obj.get("output_index"))
-    if kind in _RESPONSES_TEXT:
-        out.append(_Slot(obj, "delta", "text", (kind, *item, obj.get("content_index"), obj.get("summary_index")),
-                         line))
-    elif kind == "response.function_call_arguments.delta":
-        group = state.setdefault(("item", obj.get("item_id") or obj.get("output_index")), ("call", *item))
-        out.append(_Slot(obj, "delta", "fragment", group, line))
+    if isinstance(obj.get("delta"), str):
+        item = obj.get("item_id") or obj.get("output_index")
+        state[item] = True  # this item streams: its closed copy is a full copy
+        if kind in _RESPONSES_TEXT:
+            out.append(_Slot(obj, "delta", "text", (kind, item, obj.get("content_index"), obj.get("summary_index")),
+                             line))
+        elif kind == "response.function_call_arguments.delta":
+            out.append(_Slot(obj, "delta", "fragment", item, line))
+    elif kind == "response.output_item.done" and isinstance(obj.get("item"), dict):
+        closed = obj["item"]
+        whole = _RESPONSES_WHOLE_ITEMS.get(closed.get("type"))
+        item = closed.get("id") or obj.get("output_index")
+        if whole is not None and item not in state and isinstance(closed.get(whole[0]), str):
+            out.append(_Slot(closed, whole[0], whole[1], item, line))
 
 
 def _anthropic_slots(obj: Any, line: int, state: dict[Any, Any], out: _SlotSink) -> None:
@@ -526,11 +542,15 @@ def _anthropic_slots(obj: Any, line: int, state: dict[Any, Any], out: _SlotSink)
         return
     kind = obj.get("type")
     if kind == "message_start":
-        state["generation"] = state.get("generation", 0) + 1
+        state["generation"] = line  # keeps the blocks of each message apart
+    block = obj.get("content_block")
+    if kind == "content_block_start" and isinstance(block, dict) and isinstance(block.get("input"), dict):
+        # A tool input sent whole in the block's start ({} is the usual placeholder before deltas).
+        out.append(_Slot(block, "input", "args_object", None, line))
     if kind != "content_block_delta" or not isinstance(obj.get("delta"), dict):
         return
     delta, index = obj["delta"], obj.get("index")
-    generation = state.get("generation", 0)
+    generation = state.get("generation")
     delta_type = delta.get("type")
     if delta_type == "text_delta" and isinstance(delta.get("text"), str):
         out.append(_Slot(delta, "text", "text", ("text", generation, index), line))
@@ -733,13 +753,18 @@ def canary_capture(data: bytes, route: str, canary: Canary) -> tuple[bytes, dict
     return _rebuild(data, cmap, dirty), counts
 
 
+#: Where full copies of streamed runs live (closed items, ``.done`` events, completed snapshots).
+_FULL_COPY_KEYS = frozenset({"text", "refusal", "arguments", "input"})
+
+
 def _map_full_copies(obj: Any, full: dict[str, str], claimed: set[tuple[int, Any]]) -> bool:
-    """Replace ``text`` / ``arguments`` / ``input`` strings equal to a rewritten run's old value."""
+    """Replace ``text`` / ``refusal`` / ``arguments`` / ``input`` strings equal to a rewritten run's old
+    value."""
     changed = False
     if isinstance(obj, dict):
         for key, value in obj.items():
             if isinstance(value, str):
-                if key in ("text", "arguments", "input") and value in full and (id(obj), key) not in claimed:
+                if key in _FULL_COPY_KEYS and value in full and (id(obj), key) not in claimed:
                     obj[key] = full[value]
                     changed = True
             elif isinstance(value, (dict, list)):
@@ -753,7 +778,8 @@ def _map_full_copies(obj: Any, full: dict[str, str], claimed: set[tuple[int, Any
 
 def break_tool_json(data: bytes, route: str, extra: str = "") -> bytes | None:
     """The capture with the first tool call's joined arguments made invalid JSON (its last
-    fragment gets ``extra`` and an unbalanced ``"}``); ``None`` when it has no argument fragments."""
+    fragment gets ``extra`` and an unbalanced ``"}``, and its full copies the same arguments);
+    ``None`` when it has no argument fragments."""
     cmap = scan_capture(data, route)
     groups: dict[Any, list[_Slot]] = {}
     for slot in cmap.slots:
@@ -761,8 +787,13 @@ def break_tool_json(data: bytes, route: str, extra: str = "") -> bytes | None:
             groups.setdefault(slot.group, []).append(slot)
     for slots in groups.values():
         last = slots[-1]
+        joined = "".join(s.container[s.key] for s in slots)
         last.container[last.key] = last.container[last.key] + extra + '"}'
-        return _rebuild(data, cmap, {last.line})
+        dirty = {last.line}
+        full = {joined: joined + extra + '"}'}  # its full copies (``.done``, the closed item) broken alike
+        claimed = {(id(s.container), s.key) for s in cmap.slots}
+        dirty.update(i for i, line in enumerate(cmap.data_lines) if _map_full_copies(line.obj, full, claimed))
+        return _rebuild(data, cmap, dirty)
     return None
 
 
@@ -915,9 +946,7 @@ def select_positions(cmap: CaptureMap, config: CheckConfig, *, include_zero: boo
                     p = queue.pop()
                     chosen[p] = label[p]
         break
-    attempts = 0
-    while len(chosen) < cap and attempts < cap * 8:
-        attempts += 1
+    while len(chosen) < cap:  # cap < candidates here, so this ends
         p = rng.randrange(lo, size)
         chosen.setdefault(p, label.get(p, "sample"))
     return Positions(tuple(sorted(chosen.items())), candidates, len(label), True)

@@ -31,8 +31,10 @@ Wire facts (``route-contracts.md`` §2; vocabulary from openai-python 3.57.0
   arguments are the item's action fields at ``output_item.done``. A streamed input's ``.done``
   value must equal the joined deltas (``payload_error`` ``tool_arguments_mismatch``); when no delta
   came (LM Studio) the ``.done`` value is the input. ``output_item.done`` closes a call that had no
-  ``.done``; its ``name`` and ``call_id`` must be the call's (``item_mismatch``), except that a call
-  still open without a name takes the item's, and one added without a ``call_id`` (its item ``id``
+  ``.done``; after one, the item's input, when it carries one, must be the call's (``payload_error``
+  ``tool_arguments_mismatch``: the assistant message sends the item back, so the call run and the
+  turn sent back would differ). Its ``name`` and ``call_id`` must be the call's (``item_mismatch``),
+  except that a call still open without a name takes the item's, and one added without a ``call_id`` (its item ``id``
   stood in) takes the item's ``call_id``. A call that ends without a name is never valid
   (``tool_unknown``). A ``shell_call`` in a container environment runs on OpenAI's side: it is hosted.
 * hosted items (``web_search_call``, ``file_search_call``, ``code_interpreter_call``,
@@ -553,13 +555,18 @@ class OpenAIResponsesAccumulator(RouteAccumulator):
         call = item.call
         if call is not None and not self._same_call(item, call, it):
             return
-        if call is not None and call.open:
+        if call is not None:
             key = _CALL_INPUT.get(call.kind)
-            if key is not None:
-                final = it.get(key)
-                if final is not None and final.__class__ is not str:
-                    self._protocol("envelope")
+            final = it.get(key) if key is not None else None
+            if final is not None and final.__class__ is not str:
+                self._protocol("envelope")
+                return
+            if not call.open:
+                # Closed by its ``.done`` event: the item sent back must hold the input the call ran with.
+                if final is not None and final != combine_surrogates(call.joined()):
+                    self._fail(Outcome.PAYLOAD_ERROR, "tool_arguments_mismatch")
                     return
+            elif key is not None:
                 if not self._close_with(call, final):
                     return
             elif not self._close_call_object(call, {k: it[k] for k in _CALL_FIELDS[call.kind] if k in it}):
