@@ -459,7 +459,8 @@ def test_a_session_that_raises_fails_the_whole_check_with_exit_code_1() -> None:
     report = check_capture(CHAT_DATA, factory, route=CHAT)
     assert report.exit_code == 1
     assert report.checks[0].first_failure is not None
-    assert report.checks[0].first_failure.problem == "session raised ValueError"
+    assert (report.checks[0].first_failure.case, report.checks[0].first_failure.problem) == (
+        "whole", "session raised ValueError")
     assert "secret" not in json.dumps(report.to_dict())
 
 
@@ -1022,6 +1023,10 @@ def test_the_dense_random_pattern_can_cut_at_every_position() -> None:
     for seed in range(40):
         cuts.update(dict(cut_patterns(cmap, seed, 0))["random#0-dense"])
     assert cuts == set(range(1, cmap.size))
+    sparse: set[int] = set()  # and so can the sparse ones
+    for seed in range(40):
+        sparse.update(c for label, cs in cut_patterns(cmap, seed, 2) if label in ("random#0", "random#1") for c in cs)
+    assert sparse == set(range(1, cmap.size))
 
 
 def test_scan_skips_a_byte_order_mark_at_the_start_of_the_capture_only() -> None:
@@ -1660,7 +1665,8 @@ def raises_when(feeds: Callable[[bytes], bool]) -> type[StreamSession]:
     # a line that grows past what the client expected
     (lambda data: data.startswith(b'data: {"injected"'), {"oversized": ("line@boundary 0", 3)}),
     # a network read that does not end at a line boundary (a naive line reader)
-    (lambda data: bool(data) and not data.endswith(b"\n"), {"split": (None, None), "eof": (None, None)}),
+    (lambda data: bool(data) and not data.endswith(b"\n"),
+     {"split": (None, None), "eof": (None, None), "leak": ("canary-chunk-size-7", None)}),
     # the failing stream of the interleaved case
     (lambda data: data.startswith(b"data: \xff{"), {"reset": ("interleaved", 1)}),
 ], ids=["empty read", "injected line", "partial line", "interleaved bad byte"])
@@ -1725,3 +1731,66 @@ def test_broken_tool_json_breaks_every_copy_of_the_arguments_alike() -> None:
     copies += [e["item"]["arguments"] for e in events if e["type"] == "response.output_item.done"]
     assert deltas == '{"q": "abc"}x"}' and copies == [deltas, deltas]
     assert outcome_of("openai-responses", broken) == ("payload_error", "tool_json")
+
+
+# -- a second sample of _check.py (80 of 1,325, seed 42) ------------------------------------------------------
+
+
+class MiscountsBytes(StreamSession):
+    """Bug: telemetry counts one byte fewer than the session was fed."""
+
+    def finish(self) -> StreamResult:
+        result = super().finish()
+        telemetry = dataclasses.replace(result.telemetry, bytes_received=result.telemetry.bytes_received - 1)
+        return result.with_telemetry(telemetry)
+
+
+def test_telemetry_that_miscounts_the_bytes_fails_the_whole_check() -> None:
+    whole = run_check(CHAT, CHAT_DATA, MiscountsBytes).checks[0]
+    assert whole.first_failure is not None
+    size = len(CHAT_DATA)
+    assert whole.first_failure.problem == f"telemetry bytes_received {size - 1} != capture size {size}"
+
+
+class CompletesOverABadByte(StreamSession):
+    """Bug: a stream holding a byte that is not UTF-8 before a brace is reported complete."""
+
+    def __init__(self, route: str, **kwargs: Any) -> None:
+        self.bad = False
+        super().__init__(route, **kwargs)
+
+    def feed(self, data: bytes) -> list[Any]:
+        self.bad = self.bad or b"\xff{" in data
+        return super().feed(data)
+
+    def finish(self) -> StreamResult:
+        result = super().finish()
+        return dataclasses.replace(result, outcome=Outcome.COMPLETE) if self.bad else result
+
+
+def test_a_failing_session_that_completes_fails_the_interleaved_case_saying_so() -> None:
+    reset = by_name(run_check(CHAT, CHAT_DATA, CompletesOverABadByte))["reset"]
+    assert reset.failures == 1 and reset.first_failure is not None
+    assert (reset.first_failure.case, reset.first_failure.problem) == (
+        "interleaved", "the failing session ended complete")
+
+
+def test_a_capture_of_exactly_the_exhaustive_size_gets_every_position() -> None:
+    data = (b"data: " + b"x" * 1016 + b"\n\n")[:1024]
+    positions = select_positions(scan_capture(data, CHAT), CheckConfig(every_position_max=1024, work_budget=2048),
+                                 include_zero=False, salt=1)
+    assert not positions.sampled and len(positions.items) == 1023
+
+
+def test_scan_keeps_special_positions_strictly_inside_the_capture() -> None:
+    assert scan_capture(b"\r\ndata: 1\r\n\r\n", CHAT).special["crlf"][0] == 1  # the second byte is inside
+    cmap = scan_capture(b"data: 1\n\n", CHAT)  # its tail starts at 0 and its boundary is its end: neither is
+    assert cmap.special["tail"] == list(range(1, cmap.size)) and cmap.special["boundary"] == [cmap.size - 1]
+
+
+def test_above_four_mib_the_finest_pattern_is_three_byte_chunks() -> None:
+    big = b": " + b"x" * (4 * 1024 * 1024 - 3) + b"\n"
+    assert dict(cut_patterns(scan_capture(big, CHAT), 0, 0)).keys() >= {"bytewise"}
+    bigger = big[:-1] + b"x\n"
+    patterns = dict(cut_patterns(scan_capture(bigger, CHAT), 0, 0))
+    assert "bytewise" not in patterns and patterns["chunk-size-3"][:2] == [3, 6]
