@@ -705,21 +705,20 @@ def _whole_input_captures() -> list[tuple[str, str, bytes]]:
 WHOLE_INPUT_CAPTURES = _whole_input_captures()
 
 
+def _strings(value: Any) -> list[str]:
+    """Every string in a JSON value (keys left out)."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for item in value.values() for s in _strings(item)]
+    return [s for item in value for s in _strings(item)] if isinstance(value, list) else []
+
+
 def _not_the_canary(result: StreamResult, canary: Canary) -> list[str]:
     """Where the committed content holds anything but the canary: each choice's text channels, and
     each tool call's arguments and input (every string of JSON; free-text input as a whole). Computer
     calls are left out: their actions are the route's vocabulary (``click``, ``left``), not content."""
     found: list[str] = []
-
-    def strings(value: Any) -> list[str]:
-        if isinstance(value, str):
-            return [value]
-        if isinstance(value, dict):
-            return [s for item in value.values() for s in strings(item)]
-        if isinstance(value, list):
-            return [s for item in value for s in strings(item)]
-        return []
-
     for choice in result.choices:
         for name in ("text", "refusal", "reasoning"):
             if getattr(choice, name).replace(canary.value, "").strip():
@@ -727,9 +726,9 @@ def _not_the_canary(result: StreamResult, canary: Canary) -> list[str]:
         for call in choice.tool_calls:
             if call.kind == "computer":
                 continue
-            values = strings(call.arguments)  # parsed arguments, or an input sent whole
+            values = _strings(call.arguments)  # parsed arguments, or an input sent whole
             try:
-                values += strings(json.loads(call.input_text)) if call.input_text else []
+                values += _strings(json.loads(call.input_text)) if call.input_text else []
             except ValueError:
                 values.append(call.input_text.replace(canary.value, ""))
             if any(v not in ("", canary.value) for v in values):
@@ -1682,15 +1681,8 @@ def test_a_session_that_raises_fails_the_checks_that_feed_it_that_input_naming_t
 
 def _strings_of(capture: bytes) -> list[str]:
     """Every string value in the capture's JSON data lines."""
-    def walk(value: Any) -> list[str]:
-        if isinstance(value, str):
-            return [value]
-        if isinstance(value, dict):
-            return [s for item in value.values() for s in walk(item)]
-        return [s for item in value for s in walk(item)] if isinstance(value, list) else []
-
-    return [s for line in capture.split(b"\n") if line.startswith(b"data: [") or line.startswith(b"data: {")
-            for s in walk(json.loads(line[6:]))]
+    return [s for line in capture.split(b"\n") if line.startswith((b"data: [", b"data: {"))
+            for s in _strings(json.loads(line[6:]))]
 
 
 def test_canary_rewrite_replaces_each_part_of_a_multi_part_item_and_its_closed_copy() -> None:

@@ -746,11 +746,15 @@ def canary_capture(data: bytes, route: str, canary: Canary) -> tuple[bytes, dict
         full.setdefault(joined, new)
     full.pop("", None)
     if full:
-        claimed = {(id(s.container), s.key) for s in cmap.slots}
-        for index, line in enumerate(cmap.data_lines):
-            if _map_full_copies(line.obj, full, claimed):
-                dirty.add(index)
+        dirty |= _rewrite_full_copies(cmap, full)
     return _rebuild(data, cmap, dirty), counts
+
+
+def _rewrite_full_copies(cmap: CaptureMap, full: dict[str, str]) -> set[int]:
+    """Map the full copies in every data line (not the slots themselves) through ``full``; the
+    indices of the lines that changed."""
+    claimed = {(id(s.container), s.key) for s in cmap.slots}
+    return {i for i, line in enumerate(cmap.data_lines) if _map_full_copies(line.obj, full, claimed)}
 
 
 #: Where full copies of streamed runs live (closed items, ``.done`` events, completed snapshots).
@@ -789,10 +793,8 @@ def break_tool_json(data: bytes, route: str, extra: str = "") -> bytes | None:
         last = slots[-1]
         joined = "".join(s.container[s.key] for s in slots)
         last.container[last.key] = last.container[last.key] + extra + '"}'
-        dirty = {last.line}
-        full = {joined: joined + extra + '"}'}  # its full copies (``.done``, the closed item) broken alike
-        claimed = {(id(s.container), s.key) for s in cmap.slots}
-        dirty.update(i for i, line in enumerate(cmap.data_lines) if _map_full_copies(line.obj, full, claimed))
+        # its full copies (``.done``, the closed item) broken alike
+        dirty = {last.line} | _rewrite_full_copies(cmap, {joined: joined + extra + '"}'})
         return _rebuild(data, cmap, dirty)
     return None
 
