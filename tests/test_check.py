@@ -33,6 +33,7 @@ from webclient._check import (
     SessionFactory,
     _chunks,
     _spread,
+    _vocabulary_key,
     break_tool_json,
     canary_capture,
     check_capture,
@@ -144,7 +145,7 @@ def test_every_complete_recording_passes_every_check(case: Case) -> None:
     assert [c.name for c in report.checks] == list(CHECKS)
     assert all(c.cases > 0 for c in report.checks)
     leak = by_name(report)["leak"].coverage
-    if leak["substitutions"]["text"] or leak["substitutions"]["tool_arguments"]:
+    if leak["substitutions"]["text"] or leak["substitutions"]["tool_arguments"] or leak["substitutions"]["kept"]:
         assert leak["canary_reached_output"] is True
 
 
@@ -705,6 +706,61 @@ def _whole_input_captures() -> list[tuple[str, str, bytes]]:
 WHOLE_INPUT_CAPTURES = _whole_input_captures()
 
 
+def _kept_captures() -> list[tuple[str, str, bytes]]:
+    """Captures whose answers keep provider objects verbatim: every hosted Responses item with its
+    progress events, a computer call that types text, annotations, and a completed snapshot holding
+    copies of the items; every Anthropic result block, citations in a text block's start and in a
+    ``citations_delta``, and a compaction block filled by its delta; every Gemini result part with
+    grounding, URL context and citation metadata."""
+    from tests import test_vocab_anthropic_messages as am
+    from tests import test_vocab_gemini as gm
+    from tests import test_vocab_openai_responses as orr
+
+    ev = orr.ev
+    typing = {"type": "computer_call", "id": "cu_2", "call_id": "call_t", "status": "completed",
+              "action": {"type": "type", "text": "hunter2 ✓"}, "pending_safety_checks": []}
+    def fields(kind: str, item: dict[str, Any]) -> dict[str, Any]:  # what each progress event carries
+        if kind.endswith(".delta"):
+            return {"delta": "ß"}
+        if kind.endswith(("_code.done", "_arguments.done")):
+            return {key: item[key] for key in ("code", "arguments") if key in item}
+        return {"partial_image_b64": "iVBO", "partial_image_index": 0} if kind.endswith(".partial_image") else {}
+
+    events: list[Any] = []
+    for index, (item, progress) in enumerate(orr.HOSTED):
+        between = [ev(kind, item_id=item["id"], output_index=index, **fields(kind, item)) for kind in progress]
+        events += orr.whole_item(index, item, *between)
+    citation = {"type": "url_citation", "start_index": 0, "end_index": 4, "url": "https://example.com/ü", "title": "Ü"}
+    message = orr.message(len(orr.HOSTED), "Grüße", [citation])
+    events += message + orr.whole_item(len(orr.HOSTED) + 1, typing)
+    output = [item for item, _ in orr.HOSTED] + [message[-1][1]["item"], typing]
+    responses = orr.stream(*events, terminal=ev("response.completed", response={
+        "id": "resp_67c", "status": "completed", "output": output, "usage": {"total_tokens": 9}}))
+    anthropic = am.message(
+        *(e for n, block in enumerate(am.RESULT_BLOCKS) for e in am.whole(n, block)),
+        am.start(20, {"type": "text", "text": "", "citations": [{"type": "char_location", "cited_text": "Köln",
+                                                                  "document_index": 0, "document_title": "Atlas"}]}),
+        am.delta(20, type="text_delta", text="Grüße"),
+        am.delta(20, type="citations_delta", citation={"type": "page_location", "cited_text": "Bonn",
+                                                       "document_title": "Atlas", "start_page_number": 1}),
+        am.stop(20),
+        am.start(21, {"type": "compaction", "content": None, "encrypted_content": None}),
+        am.delta(21, type="compaction_delta", content="Earlier: Köln.", encrypted_content="EpwBCioIDxgC"),
+        am.stop(21))
+    gemini = sse(*(gm.chunk(part) for part in gm.DATA_PARTS),
+                 gm.chunk({"text": "Grüße"}, citationMetadata={"citationSources": [
+                     {"startIndex": 0, "endIndex": 3, "uri": "https://example.com/ö", "title": "Ö"}]}),
+                 gm.chunk({"text": ""}, finish="STOP", urlContextMetadata={"urlMetadata": [
+                     {"retrievedUrl": "https://example.com/ä", "urlRetrievalStatus": "URL_RETRIEVAL_STATUS_SUCCESS"}]},
+                     groundingMetadata={"webSearchQueries": ["Köln"], "groundingChunks": [
+                         {"web": {"uri": "https://example.com/k", "title": "Kö"}}]}))
+    return [("openai-responses", "responses-kept", responses), ("anthropic-messages", "anthropic-kept", anthropic),
+            ("gemini", "gemini-kept", gemini)]
+
+
+KEPT_CAPTURES = _kept_captures()
+
+
 def _strings(value: Any) -> list[str]:
     """Every string in a JSON value (keys left out)."""
     if isinstance(value, str):
@@ -714,17 +770,33 @@ def _strings(value: Any) -> list[str]:
     return [s for item in value for s in _strings(item)] if isinstance(value, list) else []
 
 
+def _content_strings(value: Any) -> list[str]:
+    """The strings of a kept provider object but those under its vocabulary keys (types, ids ...)."""
+    if isinstance(value, dict):
+        return [s for key, item in value.items() if not _vocabulary_key(key) for s in _content_strings(item)]
+    if isinstance(value, (list, tuple)):
+        return [s for item in value for s in _content_strings(item)]
+    return [value] if isinstance(value, str) else []
+
+
 def _not_the_canary(result: StreamResult, canary: Canary) -> list[str]:
-    """Where the committed content holds anything but the canary: each choice's text channels, and
-    each tool call's arguments and input (every string of JSON; free-text input as a whole). Computer
-    calls are left out: their actions are the route's vocabulary (``click``, ``left``), not content."""
+    """Where the committed content holds anything but the canary: each choice's text channels, each
+    tool call's arguments and input (every string of JSON; free-text input as a whole), and the content
+    strings of its kept objects (items, citations, logprobs). Of a computer call only the typed text
+    counts: its other actions are the route's vocabulary (``click``, ``left``), not content."""
     found: list[str] = []
     for choice in result.choices:
         for name in ("text", "refusal", "reasoning"):
             if getattr(choice, name).replace(canary.value, "").strip():
                 found.append(f"choice {choice.index} {name}")
+        for name in ("items", "citations", "logprobs"):
+            if any(v != canary.value for v in _content_strings(getattr(choice, name))):
+                found.append(f"choice {choice.index} {name}")
         for call in choice.tool_calls:
             if call.kind == "computer":
+                action = call.arguments.get("action") if isinstance(call.arguments, dict) else None
+                if isinstance(action, dict) and action.get("text", canary.value) != canary.value:
+                    found.append(f"choice {choice.index} call {call.call} typed text")
                 continue
             values = _strings(call.arguments)  # parsed arguments, or an input sent whole
             try:
@@ -737,7 +809,7 @@ def _not_the_canary(result: StreamResult, canary: Canary) -> list[str]:
 
 
 ALL_CAPTURES = ([(c.route, c.id, c.data) for c in COMPLETE] + [(r, n, d) for r, n, d in VOCAB_CAPTURES]
-                + WHOLE_INPUT_CAPTURES)
+                + WHOLE_INPUT_CAPTURES + KEPT_CAPTURES)
 
 
 @pytest.mark.parametrize(("route", "data"), [(r, d) for r, _, d in ALL_CAPTURES], ids=[n for _, n, _ in ALL_CAPTURES])
@@ -867,7 +939,7 @@ def test_canary_rewrite_covers_legacy_function_call_arguments_and_chat_reasoning
                chat_chunk({}, "function_call"), "[DONE]")
     canary = Canary.from_seed(1)
     planted, counts = canary_capture(data, CHAT, canary)
-    assert counts == {"text": 1, "tool_arguments": 1, "error": 0}
+    assert counts == {"text": 1, "tool_arguments": 1, "error": 0, "kept": 0}
     result = StreamSession(CHAT)
     result.open(200, "text/event-stream")
     result.feed(planted)
@@ -998,7 +1070,7 @@ def test_an_unbounded_event_buffer_fails_the_event_injection_at_an_event_boundar
 def test_canary_rewrite_plants_the_canary_in_provider_error_messages(route: str) -> None:
     canary = Canary.from_seed(4)
     planted, counts = canary_capture(error_event(route, "upstream overloaded"), route, canary)
-    assert counts == {"text": 0, "tool_arguments": 0, "error": 1}
+    assert counts == {"text": 0, "tool_arguments": 0, "error": 1, "kept": 0}
     assert canary.marker.encode() in planted and b"upstream overloaded" not in planted
 
 
@@ -1376,7 +1448,7 @@ def test_canary_rewrite_skips_gemini_parts_that_are_not_objects_and_counts_each_
     data = sse({"candidates": [{"content": {"role": "model", "parts": [7, {"text": "Grüße"}, part]}, "index": 0}]})
     canary = Canary.from_seed(11)
     planted, counts = canary_capture(data, GEMINI, canary)
-    assert counts == {"text": 1, "tool_arguments": 3, "error": 0}
+    assert counts == {"text": 1, "tool_arguments": 3, "error": 0, "kept": 0}
     parts = json.loads(planted[6:])["candidates"][0]["content"]["parts"]
     assert parts == [7, {"text": canary.value},
                      {"functionCall": {"name": "f", "args": {"city": canary.value, "days": 3,
@@ -1386,7 +1458,7 @@ def test_canary_rewrite_skips_gemini_parts_that_are_not_objects_and_counts_each_
 def test_canary_rewrite_finds_an_error_message_inside_a_json_array() -> None:
     canary = Canary.from_seed(12)
     planted, counts = canary_capture(sse([{"error": {"code": 503, "message": "overloaded"}}]), GEMINI, canary)
-    assert counts == {"text": 0, "tool_arguments": 0, "error": 1}
+    assert counts == {"text": 0, "tool_arguments": 0, "error": 1, "kept": 0}
     assert b"overloaded" not in planted and canary.marker.encode() in planted
 
 
@@ -1439,6 +1511,39 @@ def test_an_error_record_quoting_the_message_fails_the_leak_check_on_the_error_e
     leak = by_name(run_check(CHAT, CHAT_DATA, CopiesTheErrorMessage))["leak"]
     assert leak.failures == 1 and leak.first_failure is not None
     assert (leak.first_failure.case, leak.first_failure.problem) == ("canary-error-event", "canary in provider_error")
+
+
+class ShowsTheSourcesOfAFailure(StreamSession):
+    """Bug: a failed answer's stage lists what it kept verbatim (search results, citations, code
+    parts, logprobs), for debugging."""
+
+    def finish(self) -> StreamResult:
+        result = super().finish()
+        if result.outcome is Outcome.COMPLETE:
+            return result
+        kept = [[c.items, c.citations, c.logprobs] for c in result.choices]
+        return dataclasses.replace(result, stage="kept " + json.dumps(kept, ensure_ascii=False))
+
+
+KEPT_LEAK_CASES = [(r, n, d) for r, n, d in VOCAB_CAPTURES if r == CHAT] + KEPT_CAPTURES
+
+
+@pytest.mark.parametrize(("route", "data"), [(r, d) for r, _, d in KEPT_LEAK_CASES],
+                         ids=[n for _, n, _ in KEPT_LEAK_CASES])
+def test_a_failure_that_shows_the_objects_an_answer_kept_verbatim_fails_the_leak_check(route: str,
+                                                                                        data: bytes) -> None:
+    leak = by_name(run_check(route, data, ShowsTheSourcesOfAFailure))["leak"]
+    assert leak.coverage["substitutions"]["kept"] > 0
+    assert leak.first_failure is not None and leak.first_failure.problem == "canary in stage"
+
+
+def test_the_canary_reaches_the_output_of_an_answer_whose_only_content_is_kept_verbatim() -> None:
+    from tests import test_vocab_gemini as gm
+
+    data = sse(gm.chunk(gm.DATA_PARTS[0]), gm.chunk(gm.DATA_PARTS[1], finish="STOP"))
+    leak = by_name(run_check(GEMINI, data))["leak"]
+    assert leak.passed and leak.coverage["substitutions"] == {"text": 0, "tool_arguments": 0, "error": 0, "kept": 2}
+    assert leak.coverage["canary_reached_output"] is True
 
 
 class QuotesTheTextOfALineCutShort(StreamSession):
@@ -1504,7 +1609,7 @@ def test_canary_rewrite_skips_chat_choices_and_calls_that_are_not_objects() -> N
                                                            {"index": 1, "delta": "x"},
                                                            {"index": 2, "delta": {"content": "Grüße",
                                                                                   "tool_calls": [3, None]}}]})
-    assert counts == {"text": 1, "tool_arguments": 0, "error": 0} and "Grüße".encode() not in planted
+    assert counts == {"text": 1, "tool_arguments": 0, "error": 0, "kept": 0} and "Grüße".encode() not in planted
 
 
 def _chat_call(choice: int = 0, **fields: Any) -> dict[str, Any]:
@@ -1543,7 +1648,8 @@ def test_canary_rewrite_leaves_arguments_without_strings_byte_for_byte() -> None
 @pytest.mark.parametrize("route", ["openai-responses", "anthropic-messages"])
 def test_canary_rewrite_passes_over_payloads_that_are_not_objects(route: str) -> None:
     planted, counts = _planted(route, [1, {"type": "x"}], "[DONE]", 5)
-    assert counts == {"text": 0, "tool_arguments": 0, "error": 0} and planted == sse([1, {"type": "x"}], "[DONE]", 5)
+    assert counts == {"text": 0, "tool_arguments": 0, "error": 0, "kept": 0}
+    assert planted == sse([1, {"type": "x"}], "[DONE]", 5)
 
 
 def test_canary_rewrite_leaves_anthropic_deltas_of_the_wrong_shape_alone() -> None:
@@ -1555,7 +1661,7 @@ def test_canary_rewrite_leaves_anthropic_deltas_of_the_wrong_shape_alone() -> No
              delta({"type": "input_json_delta", "partial_json": 3}), delta({"type": "citations_delta", "text": "x"}),
              {"type": "message_delta", "delta": {"type": "text_delta", "text": "y"}}]
     planted, counts = _planted("anthropic-messages", *items)
-    assert counts == {"text": 0, "tool_arguments": 0, "error": 0} and planted == sse(*items)
+    assert counts == {"text": 0, "tool_arguments": 0, "error": 0, "kept": 0} and planted == sse(*items)
 
 
 def test_canary_rewrite_finds_an_error_message_nested_in_an_object() -> None:

@@ -28,9 +28,10 @@ The checks (each one session per case, so the cost of a case is linear in the ca
                 :mod:`webclient._check_growth`) must end as ``buffer_limit`` at ``retained`` or the
                 structure's own ceiling within twice ``max_retained_chars``
     leak        the capture rewritten with canary strings in its text deltas, tool-argument
-                values (streamed or sent whole) and error messages (same JSON shapes, tool
-                arguments still valid JSON; computer-call actions are vocabulary and stay),
-                then run whole, chunked, cut short, with an injected provider error, an invalid
+                values (streamed or sent whole), error messages and the content of objects kept
+                verbatim (search results, citations, hosted items, code parts, logprobs; their
+                types, ids and statuses stay), with the same JSON shapes, tool arguments still
+                valid JSON; of computer-call actions only typed text is content; then run whole, chunked, cut short, with an injected provider error, an invalid
                 envelope, invalid UTF-8, broken tool JSON and an oversized line: the canary never
                 appears in telemetry, stage names, tool-call problems, the provider-error record
                 or the text of any exception
@@ -54,6 +55,7 @@ The module is sans-I/O: no clock, no files; progress is reported through a callb
 
 from __future__ import annotations
 
+import functools
 import json
 import random
 import re
@@ -318,7 +320,7 @@ class _Slot:
 
     container: Any      # dict or list holding it
     key: Any            # its key / index
-    kind: str           # "text", "fragment", "error", "args_object", "arg_value"
+    kind: str           # "text", "fragment", "error", "args_object", "arg_value", "kept"
     group: Any          # what it concatenates with (text run, tool call), or None
     line: int           # index into CaptureMap.data_lines
 
@@ -581,6 +583,129 @@ def _gemini_slots(obj: Any, line: int, state: dict[Any, Any], out: _SlotSink) ->
                     out.append(_Slot(arg, "stringValue", "arg_value", None, line))
 
 
+# -- provider objects kept verbatim ----------------------------------------------------------------
+#
+# Besides texts and tool inputs, a committed result keeps some provider objects as they came: search
+# results, citations, code execution parts, hosted tool items, logprobs, compaction summaries. Their
+# strings are content too ("kept" slots): the canary goes into every string of such an object but
+# those under the keys that name or classify it (:func:`_vocabulary_key`), so the route still knows
+# the object and still ties its copies and results to their calls. Each rule reads the route's own
+# table of content types (its contract), so a type added there is planted here too. Every copy of an
+# object (a Responses item's added, closed and completed copies) is rewritten by the same rule, so
+# the copies stay equal.
+
+#: Keys whose strings are a kept object's vocabulary or identity, not its content.
+_VOCABULARY_KEYS = frozenset({"type", "id", "status", "role", "name", "language", "outcome", "mimeType"})
+
+
+def _vocabulary_key(key: str) -> bool:
+    """Whether a kept object's ``key`` names or classifies it (types, statuses, ids, ``*_id`` /
+    ``*Id`` references, languages, outcomes, MIME types): its string stays as it came."""
+    return key in _VOCABULARY_KEYS or key.endswith(("_id", "Id"))
+
+
+@functools.cache
+def _roles(route: str, *wanted: str) -> frozenset[str]:
+    """The content types the route's contract gives one of the ``wanted`` roles."""
+    from ._routes import ROUTES  # deferred, as in _ignores_done
+
+    return frozenset(name for name, role in ROUTES[route].contract.content_types.items() if role in wanted)
+
+
+def _kept(container: Any, key: Any, line: int, out: _SlotSink) -> None:
+    out.append(_Slot(container, key, "kept", None, line))
+
+
+def _chat_kept(obj: Any, line: int, out: _SlotSink) -> None:
+    """Chat: a delta's ``annotations`` (citations) and a choice's ``logprobs`` (their tokens)."""
+    choices = obj.get("choices") if isinstance(obj, dict) else None
+    for ch in choices if isinstance(choices, list) else ():
+        if not isinstance(ch, dict):
+            continue
+        if isinstance(ch.get("logprobs"), dict):
+            _kept(ch, "logprobs", line, out)
+        delta = ch.get("delta")
+        if isinstance(delta, dict) and isinstance(delta.get("annotations"), list):
+            _kept(delta, "annotations", line, out)
+
+
+def _responses_kept(obj: Any, line: int, out: _SlotSink) -> None:
+    """Responses: hosted items wherever they appear (added, closed, in a snapshot's ``output``), the
+    strings of their progress events (``response.code_interpreter_call_code.delta`` ...), annotations
+    (``annotation``, ``annotations``), and the typed text of computer-call actions."""
+    if not isinstance(obj, dict):
+        return
+    hosted = _roles("openai-responses", "hosted")
+    kind = obj.get("type")
+    # a hosted tool's own event: response.<item type>[_<part>].<step>
+    head = kind.removeprefix("response.").partition(".")[0] if isinstance(kind, str) else ""
+    if any(head == item or head.startswith(item + "_") for item in hosted):
+        for key, value in obj.items():
+            if isinstance(value, str) and not _vocabulary_key(key):
+                _kept(obj, key, line, out)
+    stack: list[Any] = [obj]
+    while stack:
+        node = stack.pop()
+        pairs = node.items() if isinstance(node, dict) else enumerate(node)
+        for key, value in pairs:
+            if (isinstance(value, dict) and value.get("type") in hosted) or key in ("annotation", "annotations"):
+                _kept(node, key, line, out)
+            elif isinstance(value, dict) and value.get("type") == "computer_call":
+                for action in [value.get("action"), *(value.get("actions") or ())]:
+                    if isinstance(action, dict) and isinstance(action.get("text"), str):
+                        _kept(action, "text", line, out)
+            elif isinstance(value, (dict, list)):
+                stack.append(value)
+
+
+def _anthropic_kept(obj: Any, line: int, out: _SlotSink) -> None:
+    """Anthropic: server tool result and compaction blocks, a text block's ``citations``, a
+    ``citations_delta``'s citation and a ``compaction_delta``'s strings."""
+    if not isinstance(obj, dict):
+        return
+    block, delta = obj.get("content_block"), obj.get("delta")
+    if isinstance(block, dict):
+        if block.get("type") in _roles("anthropic-messages", "result", "compaction"):
+            _kept(obj, "content_block", line, out)
+        elif isinstance(block.get("citations"), list):
+            _kept(block, "citations", line, out)
+    if isinstance(delta, dict):
+        if delta.get("type") == "citations_delta" and "citation" in delta:
+            _kept(delta, "citation", line, out)
+        elif delta.get("type") == "compaction_delta":
+            for key in ("content", "encrypted_content"):
+                if isinstance(delta.get(key), str):
+                    _kept(delta, key, line, out)
+
+
+def _gemini_kept(obj: Any, line: int, out: _SlotSink) -> None:
+    """Gemini: a part's result fields (``executableCode``, ``codeExecutionResult``, ``inlineData``,
+    ``fileData``) and a candidate's ``groundingMetadata``, ``urlContextMetadata`` and
+    ``citationMetadata``."""
+    candidates = obj.get("candidates") if isinstance(obj, dict) else None
+    part_fields = _roles("gemini", "data:item")
+    candidate_fields = _roles("gemini", "candidate:item", "candidate:citations")
+    for cand in candidates if isinstance(candidates, list) else ():
+        if not isinstance(cand, dict):
+            continue
+        for key in candidate_fields & cand.keys():
+            _kept(cand, key, line, out)
+        content = cand.get("content")
+        parts = content.get("parts") if isinstance(content, dict) else None
+        for part in parts if isinstance(parts, list) else ():
+            if isinstance(part, dict):
+                for key in part_fields & part.keys():
+                    _kept(part, key, line, out)
+
+
+_KEPT_SLOTS: dict[str, Callable[[Any, int, _SlotSink], None]] = {
+    "openai-chat": _chat_kept,
+    "openai-responses": _responses_kept,
+    "anthropic-messages": _anthropic_kept,
+    "gemini": _gemini_kept,
+}
+
+
 _ROUTE_SLOTS: dict[str, Callable[[Any, int, dict[Any, Any], _SlotSink], None]] = {
     "openai-chat": _chat_slots,
     "openai-responses": _responses_slots,
@@ -607,12 +732,13 @@ def _error_slots(obj: Any, line: int, out: _SlotSink) -> None:
 
 
 def _route_slots(route: str, lines: list[_DataLine]) -> Iterator[_Slot]:
-    rule = _ROUTE_SLOTS.get(route)
+    rule, kept = _ROUTE_SLOTS.get(route), _KEPT_SLOTS.get(route)
     state: dict[Any, Any] = {}
     for index, line in enumerate(lines):
         out: _SlotSink = []
-        if rule is not None:
+        if rule is not None and kept is not None:
             rule(line.obj, index, state, out)
+            kept(line.obj, index, out)
         _error_slots(line.obj, index, out)
         yield from out
 
@@ -641,19 +767,23 @@ class Canary:
         return self.marker in text or self.marker[-10:] in text
 
 
-def _replace_leaves(value: Any, canary: str) -> tuple[Any, int]:
-    """``value`` with every string *value* (never a key) replaced by ``canary``; and the count."""
+def _replace_leaves(value: Any, canary: str, keep: Callable[[str], bool] | None = None) -> tuple[Any, int]:
+    """``value`` with every string *value* (never a key) replaced by ``canary``, but those under a
+    key ``keep`` accepts; and the count."""
     if isinstance(value, str):
         return canary, 1
     if isinstance(value, dict):
         out: dict[str, Any] = {}
         total = 0
         for key, item in value.items():
-            out[key], n = _replace_leaves(item, canary)
+            if keep is not None and keep(key):
+                out[key] = item
+                continue
+            out[key], n = _replace_leaves(item, canary, keep)
             total += n
         return out, total
     if isinstance(value, list):
-        items = [_replace_leaves(item, canary) for item in value]
+        items = [_replace_leaves(item, canary, keep) for item in value]
         return [item for item, _ in items], sum(n for _, n in items)
     return value, 0
 
@@ -700,7 +830,7 @@ def canary_capture(data: bytes, route: str, canary: Canary) -> tuple[bytes, dict
     ``output_item.done`` items, the ``response.completed`` snapshot) are rewritten to match.
     """
     cmap = scan_capture(data, route)
-    counts = {"text": 0, "tool_arguments": 0, "error": 0}
+    counts = {"text": 0, "tool_arguments": 0, "error": 0, "kept": 0}
     dirty: set[int] = set()
     old_runs: dict[Any, list[str]] = {}
     new_runs: dict[Any, list[str]] = {}
@@ -710,11 +840,12 @@ def canary_capture(data: bytes, route: str, canary: Canary) -> tuple[bytes, dict
         if slot.kind == "fragment":
             fragments.setdefault(slot.group, []).append(slot)
             continue
-        if slot.kind == "args_object":
-            replaced, n = _replace_leaves(current, canary.value)
+        if slot.kind == "args_object" or slot.kind == "kept":
+            kept = slot.kind == "kept"
+            replaced, n = _replace_leaves(current, canary.value, _vocabulary_key if kept else None)
             if n:
                 slot.container[slot.key] = replaced
-                counts["tool_arguments"] += n
+                counts["kept" if kept else "tool_arguments"] += n
                 dirty.add(slot.line)
             continue
         if not current:
@@ -1233,6 +1364,7 @@ def _content_of(result: StreamResult) -> str:
     for choice in result.choices:
         texts.extend((choice.text, choice.refusal, choice.reasoning))
         texts.extend(call.input_text for call in choice.tool_calls)
+        texts.append(json.dumps([choice.items, choice.citations, choice.logprobs], ensure_ascii=False))
     texts.extend(call.input_text for call in result.tool_calls)
     return "\n".join(texts)
 
