@@ -708,10 +708,11 @@ WHOLE_INPUT_CAPTURES = _whole_input_captures()
 
 def _kept_captures() -> list[tuple[str, str, bytes]]:
     """Captures whose answers keep provider objects verbatim: every hosted Responses item with its
-    progress events, a computer call that types text, annotations, and a completed snapshot holding
-    copies of the items; every Anthropic result block, citations in a text block's start and in a
-    ``citations_delta``, and a compaction block filled by its delta; every Gemini result part with
-    grounding, URL context and citation metadata."""
+    progress events, annotations, a computer call that types text, the whole-item shell, local shell
+    and apply_patch calls (shell commands streamed), and a completed snapshot holding copies of the
+    items; every Anthropic result block, citations in a text block's start and in a ``citations_delta``,
+    and a compaction block filled by its delta; every Gemini result part with grounding, URL context and
+    citation metadata."""
     from tests import test_vocab_anthropic_messages as am
     from tests import test_vocab_gemini as gm
     from tests import test_vocab_openai_responses as orr
@@ -733,7 +734,19 @@ def _kept_captures() -> list[tuple[str, str, bytes]]:
     citation = {"type": "url_citation", "start_index": 0, "end_index": 4, "url": "https://example.com/ü", "title": "Ü"}
     message = orr.message(len(orr.HOSTED), "Grüße", [citation])
     events += message + orr.whole_item(len(orr.HOSTED) + 1, typing)
-    output = [item for item, _ in orr.HOSTED] + [message[-1][1]["item"], typing]
+    n = len(orr.HOSTED) + 2
+    steps = (("added", {"command": ""}), ("delta", {"delta": "ls "}), ("delta", {"delta": "-la"}),
+             ("done", {"command": "ls -la"}))
+    command = [ev(f"response.shell_call_command.{step}", output_index=n, command_index=0, **fields)
+               for step, fields in steps]
+    events += orr.whole_item(n, orr.SHELL, *command, added={**orr.SHELL, "action": {"commands": []}})
+    shell_output = {"type": "shell_call_output", "id": "sho_1", "call_id": "call_sh", "status": "completed",
+                    "output": [{"stdout": "a.txt\n", "stderr": "", "outcome": {"type": "exit", "exit_code": 0}}]}
+    events += orr.whole_item(n + 1, shell_output, ev("response.shell_call_output_content.delta", item_id="sho_1",
+                                                     output_index=n + 1, command_index=0, delta={"stdout": "a.txt\n"}))
+    events += orr.whole_item(n + 2, orr.LOCAL_SHELL) + orr.whole_item(n + 3, orr.APPLY_PATCH)
+    output = [item for item, _ in orr.HOSTED] + [message[-1][1]["item"], typing, orr.SHELL, shell_output,
+                                                 orr.LOCAL_SHELL, orr.APPLY_PATCH]
     responses = orr.stream(*events, terminal=ev("response.completed", response={
         "id": "resp_67c", "status": "completed", "output": output, "usage": {"total_tokens": 9}}))
     anthropic = am.message(
@@ -779,6 +792,10 @@ def _content_strings(value: Any) -> list[str]:
     return [value] if isinstance(value, str) else []
 
 
+#: Responses calls whose arguments are their item's fields (``_WHOLE_CALL_FIELDS`` of the check).
+WHOLE_ITEM_KINDS = ("shell", "local_shell", "apply_patch")
+
+
 def _not_the_canary(result: StreamResult, canary: Canary) -> list[str]:
     """Where the committed content holds anything but the canary: each choice's text channels, each
     tool call's arguments and input (every string of JSON; free-text input as a whole), and the content
@@ -798,11 +815,14 @@ def _not_the_canary(result: StreamResult, canary: Canary) -> list[str]:
                 if isinstance(action, dict) and action.get("text", canary.value) != canary.value:
                     found.append(f"choice {choice.index} call {call.call} typed text")
                 continue
-            values = _strings(call.arguments)  # parsed arguments, or an input sent whole
-            try:
-                values += _strings(json.loads(call.input_text)) if call.input_text else []
-            except ValueError:
-                values.append(call.input_text.replace(canary.value, ""))
+            if call.kind in WHOLE_ITEM_KINDS:  # its arguments (and input) are its item's fields, types included
+                values = _content_strings(call.arguments)
+            else:
+                values = _strings(call.arguments)  # parsed arguments, or an input sent whole
+                try:
+                    values += _strings(json.loads(call.input_text)) if call.input_text else []
+                except ValueError:
+                    values.append(call.input_text.replace(canary.value, ""))
             if any(v not in ("", canary.value) for v in values):
                 found.append(f"choice {choice.index} call {call.call} ({call.kind})")
     return found
@@ -1511,6 +1531,33 @@ def test_an_error_record_quoting_the_message_fails_the_leak_check_on_the_error_e
     leak = by_name(run_check(CHAT, CHAT_DATA, CopiesTheErrorMessage))["leak"]
     assert leak.failures == 1 and leak.first_failure is not None
     assert (leak.first_failure.case, leak.first_failure.problem) == ("canary-error-event", "canary in provider_error")
+
+
+#: Content each kept capture carries (results, code, commands, citations, metadata), none of which may
+#: be left anywhere in it once planted: provisional events (code and command deltas) included.
+KEPT_CONTENT = {
+    "responses-kept": ["positive news today", "What is deep research?", "print(4 + 4)", "ß", "8\n", "iVBO",
+                       "iVBORw0KGgo=", "deepwiki", '"question', "answer", "gAAAAABo-opaque",
+                       "https://example.com/", "hunter2", "ls ", "-la", "a.txt", "lib/fib.py", "def fib"],
+    "anthropic-kept": ["Weather in New York City", "weatherspark", "Ev0DCioIAxgCIiQ3NmU4ZmI4OC1k", "Full text",
+                       "Article Title", "Mean: 5.5", "total 0", "print(1)", "get_weather", "Hello", "Looks right.",
+                       "example-mcp", "claude-opus-4-7", "Köln", "Atlas", "Bonn", "Earlier: Köln.", "EpwBCioIDxgC"],
+    "gemini-kept": ["print(sum(range(1, 51)))", "1275", "iVBORw0KGgoAAAANSUhEUgAAAAE=", "files/abc",
+                    "https://example.com/", "Köln", "Kö"],
+}
+
+
+@pytest.mark.parametrize(("route", "name", "data"), KEPT_CAPTURES, ids=[n for _, n, _ in KEPT_CAPTURES])
+def test_canary_rewrite_leaves_none_of_a_kept_objects_content_in_the_capture(route: str, name: str,
+                                                                             data: bytes) -> None:
+    def strings(capture: bytes) -> str:  # every string value of every payload
+        return "\n".join(s for line in scan_capture(capture, route).data_lines for s in _strings(line.obj))
+
+    planted, counts = canary_capture(data, route, Canary.from_seed(8))
+    before, after = strings(data), strings(planted)
+    assert all(content in before for content in KEPT_CONTENT[name])  # (the list is the capture's)
+    assert [content for content in KEPT_CONTENT[name] if content in after] == []
+    assert counts["kept"] > 0
 
 
 class ShowsTheSourcesOfAFailure(StreamSession):

@@ -28,11 +28,13 @@ The checks (each one session per case, so the cost of a case is linear in the ca
                 :mod:`webclient._check_growth`) must end as ``buffer_limit`` at ``retained`` or the
                 structure's own ceiling within twice ``max_retained_chars``
     leak        the capture rewritten with canary strings in its text deltas, tool-argument
-                values (streamed or sent whole), error messages and the content of objects kept
-                verbatim (search results, citations, hosted items, code parts, logprobs; their
-                types, ids and statuses stay), with the same JSON shapes, tool arguments still
-                valid JSON; of computer-call actions only typed text is content; then run whole, chunked, cut short, with an injected provider error, an invalid
-                envelope, invalid UTF-8, broken tool JSON and an oversized line: the canary never
+                values (streamed or sent whole, shell commands and patches included), error
+                messages and the content of objects kept verbatim (search results, citations,
+                hosted items, code parts, logprobs; their types, ids and statuses stay), with
+                the same JSON shapes, tool arguments still valid JSON; of computer-call actions
+                only typed text is content; then run whole, chunked, cut short, with an
+                injected provider error, an invalid envelope, invalid UTF-8, broken tool JSON
+                and an oversized line: the canary never
                 appears in telemetry, stage names, tool-call problems, the provider-error record
                 or the text of any exception
     reset       a session that failed (each outcome) followed by, or interleaved with, a fresh
@@ -629,28 +631,38 @@ def _chat_kept(obj: Any, line: int, out: _SlotSink) -> None:
             _kept(delta, "annotations", line, out)
 
 
+#: Responses client calls sent whole -> the item fields that hold their arguments (the shell
+#: commands, the patch); a computer call's actions are the route's vocabulary but for typed text.
+_WHOLE_CALL_FIELDS = {"local_shell_call": ("action",), "shell_call": ("action",), "apply_patch_call": ("operation",)}
+
+
 def _responses_kept(obj: Any, line: int, out: _SlotSink) -> None:
-    """Responses: hosted items wherever they appear (added, closed, in a snapshot's ``output``), the
-    strings of their progress events (``response.code_interpreter_call_code.delta`` ...), annotations
-    (``annotation``, ``annotations``), and the typed text of computer-call actions."""
+    """Responses: hosted items wherever they appear (added, closed, in a snapshot's ``output``), what
+    their own events carry (``response.code_interpreter_call_code.delta`` ...), annotations
+    (``annotation``, ``annotations``), the argument fields of the whole-item calls with the shell
+    command events, and the typed text of computer-call actions."""
     if not isinstance(obj, dict):
         return
     hosted = _roles("openai-responses", "hosted")
     kind = obj.get("type")
-    # a hosted tool's own event: response.<item type>[_<part>].<step>
+    # a hosted tool's own event: response.<item type>[_<part>].<step>; or a shell call's command event
     head = kind.removeprefix("response.").partition(".")[0] if isinstance(kind, str) else ""
-    if any(head == item or head.startswith(item + "_") for item in hosted):
-        for key, value in obj.items():
-            if isinstance(value, str) and not _vocabulary_key(key):
+    if head == "shell_call_command" or any(head == item or head.startswith(item + "_") for item in hosted):
+        for key in obj:
+            if not _vocabulary_key(key):
                 _kept(obj, key, line, out)
     stack: list[Any] = [obj]
     while stack:
         node = stack.pop()
-        pairs = node.items() if isinstance(node, dict) else enumerate(node)
-        for key, value in pairs:
-            if (isinstance(value, dict) and value.get("type") in hosted) or key in ("annotation", "annotations"):
+        for key, value in node.items() if isinstance(node, dict) else enumerate(node):
+            item_type = value.get("type") if isinstance(value, dict) else None
+            if item_type in hosted or key in ("annotation", "annotations"):
                 _kept(node, key, line, out)
-            elif isinstance(value, dict) and value.get("type") == "computer_call":
+            elif item_type in _WHOLE_CALL_FIELDS:
+                for name in _WHOLE_CALL_FIELDS[item_type]:
+                    if name in value:
+                        _kept(value, name, line, out)
+            elif item_type == "computer_call":
                 for action in [value.get("action"), *(value.get("actions") or ())]:
                     if isinstance(action, dict) and isinstance(action.get("text"), str):
                         _kept(action, "text", line, out)
