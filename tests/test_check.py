@@ -719,7 +719,8 @@ def _kept_captures() -> list[tuple[str, str, bytes]]:
 
     ev = orr.ev
     typing = {"type": "computer_call", "id": "cu_2", "call_id": "call_t", "status": "completed",
-              "action": {"type": "type", "text": "hunter2 ✓"}, "pending_safety_checks": []}
+              "actions": [{"type": "click", "button": "left", "x": 1, "y": 2}, {"type": "type", "text": "hunter2 ✓"}],
+              "pending_safety_checks": []}
     def fields(kind: str, item: dict[str, Any]) -> dict[str, Any]:  # what each progress event carries
         if kind.endswith(".delta"):
             return {"delta": "ß"}
@@ -759,7 +760,8 @@ def _kept_captures() -> list[tuple[str, str, bytes]]:
         am.stop(20),
         am.start(21, {"type": "compaction", "content": None, "encrypted_content": None}),
         am.delta(21, type="compaction_delta", content="Earlier: Köln.", encrypted_content="EpwBCioIDxgC"),
-        am.stop(21))
+        am.stop(21),
+        *am.whole(22, {"type": "compaction", "content": "Before: Trier.", "encrypted_content": "EqQBCgIYAhIM"}))
     gemini = sse(*(gm.chunk(part) for part in gm.DATA_PARTS),
                  gm.chunk({"text": "Grüße"}, citationMetadata={"citationSources": [
                      {"startIndex": 0, "endIndex": 3, "uri": "https://example.com/ö", "title": "Ö"}]}),
@@ -811,9 +813,10 @@ def _not_the_canary(result: StreamResult, canary: Canary) -> list[str]:
                 found.append(f"choice {choice.index} {name}")
         for call in choice.tool_calls:
             if call.kind == "computer":
-                action = call.arguments.get("action") if isinstance(call.arguments, dict) else None
-                if isinstance(action, dict) and action.get("text", canary.value) != canary.value:
-                    found.append(f"choice {choice.index} call {call.call} typed text")
+                arguments = call.arguments if isinstance(call.arguments, dict) else {}
+                for action in [arguments.get("action"), *(arguments.get("actions") or ())]:
+                    if isinstance(action, dict) and action.get("text", canary.value) != canary.value:
+                        found.append(f"choice {choice.index} call {call.call} typed text")
                 continue
             if call.kind in WHOLE_ITEM_KINDS:  # its arguments (and input) are its item's fields, types included
                 values = _content_strings(call.arguments)
@@ -1475,6 +1478,45 @@ def test_canary_rewrite_skips_gemini_parts_that_are_not_objects_and_counts_each_
                                                             "tags": [canary.value, canary.value]}}}]
 
 
+def test_canary_rewrite_skips_gemini_candidates_that_are_not_objects_and_plants_the_kept_fields_of_the_rest() -> None:
+    code = {"executableCode": {"language": "PYTHON", "code": "print(1)"}}
+    data = sse({"candidates": [7, {"content": {"parts": [7, code]}, "index": 1,
+                                   "groundingMetadata": {"webSearchQueries": ["Köln", "Bonn"]}}]})
+    canary = Canary.from_seed(11)
+    planted, counts = canary_capture(data, GEMINI, canary)
+    assert counts == {"text": 0, "tool_arguments": 0, "error": 0, "kept": 3}
+    assert json.loads(planted[6:])["candidates"] == [7, {
+        "content": {"parts": [7, {"executableCode": {"language": "PYTHON", "code": canary.value}}]}, "index": 1,
+        "groundingMetadata": {"webSearchQueries": [canary.value, canary.value]}}]
+
+
+#: Vocabulary keys each kept capture holds in its kept objects (so each key's exemption is seen).
+KEPT_VOCABULARY = {"responses-kept": {"type", "id", "status", "name", "call_id", "item_id"},
+                   "anthropic-kept": {"type", "name", "tool_use_id", "file_id"},
+                   "gemini-kept": {"language", "outcome", "mimeType"}}
+
+
+@pytest.mark.parametrize(("route", "name", "data"), KEPT_CAPTURES, ids=[n for _, n, _ in KEPT_CAPTURES])
+def test_canary_rewrite_leaves_the_types_ids_and_statuses_of_kept_objects_as_they_came(route: str, name: str,
+                                                                                      data: bytes) -> None:
+    def vocabulary(value: Any, path: str = "") -> list[tuple[str, Any]]:
+        """(path, value) of every string under a vocabulary key."""
+        if isinstance(value, dict):
+            items = [(f"{path}/{key}", item) for key, item in value.items()]
+        elif isinstance(value, list):
+            items = [(f"{path}/{index}", item) for index, item in enumerate(value)]
+        else:
+            return []
+        return [(p, item) for p, item in items if isinstance(item, str) and _vocabulary_key(p.rpartition("/")[2])] + [
+            found for p, item in items for found in vocabulary(item, p)]
+
+    planted, counts = canary_capture(data, route, Canary.from_seed(8))
+    before = [vocabulary(line.obj) for line in scan_capture(data, route).data_lines]
+    assert [vocabulary(line.obj) for line in scan_capture(planted, route).data_lines] == before
+    assert counts["kept"] > 0
+    assert KEPT_VOCABULARY[name] <= {path.rpartition("/")[2] for line in before for path, _ in line}
+
+
 def test_canary_rewrite_finds_an_error_message_inside_a_json_array() -> None:
     canary = Canary.from_seed(12)
     planted, counts = canary_capture(sse([{"error": {"code": 503, "message": "overloaded"}}]), GEMINI, canary)
@@ -1541,7 +1583,8 @@ KEPT_CONTENT = {
                        "https://example.com/", "hunter2", "ls ", "-la", "a.txt", "lib/fib.py", "def fib"],
     "anthropic-kept": ["Weather in New York City", "weatherspark", "Ev0DCioIAxgCIiQ3NmU4ZmI4OC1k", "Full text",
                        "Article Title", "Mean: 5.5", "total 0", "print(1)", "get_weather", "Hello", "Looks right.",
-                       "example-mcp", "claude-opus-4-7", "Köln", "Atlas", "Bonn", "Earlier: Köln.", "EpwBCioIDxgC"],
+                       "example-mcp", "claude-opus-4-7", "Köln", "Atlas", "Bonn", "Earlier: Köln.", "EpwBCioIDxgC",
+                       "Trier", "EqQBCgIYAhIM"],
     "gemini-kept": ["print(sum(range(1, 51)))", "1275", "iVBORw0KGgoAAAANSUhEUgAAAAE=", "files/abc",
                     "https://example.com/", "Köln", "Kö"],
 }

@@ -597,7 +597,7 @@ def _gemini_slots(obj: Any, line: int, state: dict[Any, Any], out: _SlotSink) ->
 # the copies stay equal.
 
 #: Keys whose strings are a kept object's vocabulary or identity, not its content.
-_VOCABULARY_KEYS = frozenset({"type", "id", "status", "role", "name", "language", "outcome", "mimeType"})
+_VOCABULARY_KEYS = frozenset({"type", "id", "status", "name", "language", "outcome", "mimeType"})
 
 
 def _vocabulary_key(key: str) -> bool:
