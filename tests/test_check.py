@@ -733,9 +733,12 @@ def _kept_captures() -> list[tuple[str, str, bytes]]:
         between = [ev(kind, item_id=item["id"], output_index=index, **fields(kind, item)) for kind in progress]
         events += orr.whole_item(index, item, *between)
     citation = {"type": "url_citation", "start_index": 0, "end_index": 4, "url": "https://example.com/ü", "title": "Ü"}
+    one = {**typing, "id": "cu_3", "call_id": "call_u", "action": {"type": "type", "text": "swordfish"}}
+    del one["actions"]
     message = orr.message(len(orr.HOSTED), "Grüße", [citation])
     events += message + orr.whole_item(len(orr.HOSTED) + 1, typing)
-    n = len(orr.HOSTED) + 2
+    events += orr.whole_item(len(orr.HOSTED) + 2, one)
+    n = len(orr.HOSTED) + 3
     steps = (("added", {"command": ""}), ("delta", {"delta": "ls "}), ("delta", {"delta": "-la"}),
              ("done", {"command": "ls -la"}))
     command = [ev(f"response.shell_call_command.{step}", output_index=n, command_index=0, **fields)
@@ -746,7 +749,7 @@ def _kept_captures() -> list[tuple[str, str, bytes]]:
     events += orr.whole_item(n + 1, shell_output, ev("response.shell_call_output_content.delta", item_id="sho_1",
                                                      output_index=n + 1, command_index=0, delta={"stdout": "a.txt\n"}))
     events += orr.whole_item(n + 2, orr.LOCAL_SHELL) + orr.whole_item(n + 3, orr.APPLY_PATCH)
-    output = [item for item, _ in orr.HOSTED] + [message[-1][1]["item"], typing, orr.SHELL, shell_output,
+    output = [item for item, _ in orr.HOSTED] + [message[-1][1]["item"], typing, one, orr.SHELL, shell_output,
                                                  orr.LOCAL_SHELL, orr.APPLY_PATCH]
     responses = orr.stream(*events, terminal=ev("response.completed", response={
         "id": "resp_67c", "status": "completed", "output": output, "usage": {"total_tokens": 9}}))
@@ -1580,7 +1583,7 @@ def test_an_error_record_quoting_the_message_fails_the_leak_check_on_the_error_e
 KEPT_CONTENT = {
     "responses-kept": ["positive news today", "What is deep research?", "print(4 + 4)", "ß", "8\n", "iVBO",
                        "iVBORw0KGgo=", "deepwiki", '"question', "answer", "gAAAAABo-opaque",
-                       "https://example.com/", "hunter2", "ls ", "-la", "a.txt", "lib/fib.py", "def fib"],
+                       "https://example.com/", "hunter2", "swordfish", "ls ", "-la", "a.txt", "lib/fib.py", "def fib"],
     "anthropic-kept": ["Weather in New York City", "weatherspark", "Ev0DCioIAxgCIiQ3NmU4ZmI4OC1k", "Full text",
                        "Article Title", "Mean: 5.5", "total 0", "print(1)", "get_weather", "Hello", "Looks right.",
                        "example-mcp", "claude-opus-4-7", "Köln", "Atlas", "Bonn", "Earlier: Köln.", "EpwBCioIDxgC",

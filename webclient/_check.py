@@ -647,7 +647,7 @@ def _responses_kept(obj: Any, line: int, out: _SlotSink) -> None:
     kind = obj.get("type")
     # a hosted tool's own event: response.<item type>[_<part>].<step>; or a shell call's command event
     head = kind.removeprefix("response.").partition(".")[0] if isinstance(kind, str) else ""
-    if head == "shell_call_command" or any(head == item or head.startswith(item + "_") for item in hosted):
+    if head == "shell_call_command" or any(head.startswith(item) for item in hosted):
         for key in obj:
             if not _vocabulary_key(key):
                 _kept(obj, key, line, out)
