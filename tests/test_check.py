@@ -659,9 +659,10 @@ def _whole_input_captures() -> list[tuple[str, str, bytes]]:
     """Captures whose tool input arrives whole or names its call in an unusual way: a Responses call
     whose arguments come only in ``function_call_arguments.done`` (LM Studio's shape, the recording
     ``lmstudio-tool-call``) or only in its closed item, a custom call whose input comes only in
-    ``custom_tool_call_input.done``, an Anthropic ``tool_use`` whose input comes whole in the block's
-    start, and Chat calls whose later fragments name their call by id alone, interleaved; and Responses
-    items of several parts (two summaries, two text parts and a refusal) whose closed copies hold each part."""
+    ``custom_tool_call_input.done``, an MCP approval request (its arguments in the item), an Anthropic
+    ``tool_use`` whose input comes whole in the block's start, and Chat calls whose later fragments name
+    their call by id alone, interleaved; and Responses items of several parts (two summaries, two text
+    parts and a refusal) whose closed copies hold each part."""
     from tests import test_vocab_anthropic_messages as am
     from tests import test_vocab_openai_chat as oc
     from tests import test_vocab_openai_responses as orr
@@ -670,10 +671,13 @@ def _whole_input_captures() -> list[tuple[str, str, bytes]]:
                 "arguments": '{"city": "Zürich", "days": 3}', "status": "completed"}
     custom = {"type": "custom_tool_call", "id": "ctc_2", "call_id": "call_c", "name": "code_exec",
               "input": 'print("grüße")'}
+    approval = {"type": "mcp_approval_request", "id": "mcpr_3", "server_label": "deepwiki", "name": "ask_question",
+                "arguments": '{"question": "Wie geht\'s?"}'}
     responses = orr.stream(
         *orr.whole_item(0, function, added={**function, "arguments": "", "status": "in_progress"}),
         *orr.whole_item(1, custom, orr.ev("response.custom_tool_call_input.done", item_id="ctc_2", output_index=1,
-                                          input='print("grüße")'), added={**custom, "input": ""}))
+                                          input='print("grüße")'), added={**custom, "input": ""}),
+        *orr.whole_item(2, approval, added=approval))
     anthropic = am.message(am.start(0, {"type": "tool_use", "id": "toolu_1", "name": "weather",
                                         "input": {"city": "Köln", "units": ["c"]}}), am.stop(0), stop="tool_use")
     chat = sse(oc.chunk(oc.ch(tool_calls=[{"index": 0, "id": "call_a", "type": "function",

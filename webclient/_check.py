@@ -516,9 +516,11 @@ _RESPONSES_TEXT = frozenset({"response.output_text.delta", "response.refusal.del
                              "response.reasoning_summary_text.delta", "response.custom_tool_call_input.delta"})
 
 #: A call's input can also arrive whole, with no deltas (LM Studio sends its arguments in
-#: ``function_call_arguments.done`` alone): the closed item's copy is then the slot (item type ->
-#: the key holding the input, slot kind), and the ``.done`` event's copy follows it as a full copy.
-_RESPONSES_WHOLE_ITEMS = {"function_call": ("arguments", "fragment"), "custom_tool_call": ("input", "text")}
+#: ``function_call_arguments.done`` alone; an MCP approval request never streams its): the closed
+#: item's copy is then the slot (item type -> the key holding the input, slot kind), and the ``.done``
+#: event's and the added item's copies follow it as full copies.
+_RESPONSES_WHOLE_ITEMS = {"function_call": ("arguments", "fragment"), "custom_tool_call": ("input", "text"),
+                          "mcp_approval_request": ("arguments", "fragment")}
 
 
 def _responses_slots(obj: Any, line: int, state: dict[Any, Any], out: _SlotSink) -> None:
@@ -834,7 +836,8 @@ def _rebuild(data: bytes, cmap: CaptureMap, dirty: set[int]) -> bytes:
 
 def canary_capture(data: bytes, route: str, canary: Canary) -> tuple[bytes, dict[str, int]]:
     """Rewrite the capture's payloads with ``canary`` in every text delta, tool-argument string
-    value and provider error message; return the new bytes and substitution counts per kind.
+    value, provider error message and string of content in an object the answer keeps verbatim
+    (see ``_KEPT_SLOTS``); return the new bytes and substitution counts per kind.
 
     JSON shapes are kept: a string stays a string, argument fragments of one call are rebuilt
     from its joined, canary-substituted arguments and cut back into as many fragments, so the
