@@ -491,6 +491,25 @@ def test_injected_lines_and_events_trip_exactly_one_character_past_their_ceiling
     assert problem == "tripped before the line reached its ceiling"
 
 
+@pytest.mark.parametrize(("line", "event"), [
+    (300, 1000), (300, 885), (300, 886), (300, 884), (10, 15), (10, 14), (6, 12), (5, 12), (300, 1),
+    (DEFAULT_LIMITS.max_line_chars, 3 * (64 * 1024 - 6)), (DEFAULT_LIMITS.max_line_chars, 4 * (64 * 1024 - 6) - 1)],
+    ids=lambda v: str(v))
+def test_an_injected_event_trips_one_character_past_its_ceiling_and_a_ceiling_off_by_one_is_reported(
+        line: int, event: int) -> None:
+    limits = Limits(max_line_chars=line, max_event_chars=event)
+    prefix = b""  # (at the stream's start: the small ceilings would not take the capture's first event)
+    result, problem = inject_event(lambda: StreamSession(CHAT, limits=limits), prefix, limits)
+    assert problem is None and result is not None and (result.outcome.value, result.stage) == ("buffer_limit", "event")
+    loose = Limits(max_line_chars=line, max_event_chars=event + 1)
+    _, problem = inject_event(lambda: StreamSession(CHAT, limits=loose), prefix, limits)
+    assert problem == "no failure one character past the event ceiling"
+    tight = Limits(max_line_chars=line, max_event_chars=event - 1) if event > 1 else None
+    if tight is not None:
+        _, problem = inject_event(lambda: StreamSession(CHAT, limits=tight), prefix, limits)
+        assert problem == "tripped before the event reached its ceiling"
+
+
 def test_scan_finds_characters_crlf_pairs_tool_json_and_event_boundaries() -> None:
     cmap = scan_capture(CHAT_CRLF, CHAT)
     data = CHAT_CRLF
@@ -1093,7 +1112,7 @@ def test_an_unbounded_event_buffer_fails_the_event_injection_at_an_event_boundar
     first = oversized.first_failure
     assert first is not None
     assert (first.case, first.category, first.problem) == (
-        "event@boundary 0", "boundary", "no failure one line past the event ceiling")
+        "event@boundary 0", "boundary", "no failure one character past the event ceiling")
 
 
 @pytest.mark.parametrize("route", ["openai-chat", "openai-responses", "anthropic-messages", "gemini"])
@@ -1555,6 +1574,37 @@ def test_growth_starts_after_the_start_event_not_after_an_earlier_event() -> Non
                ("message_stop", {"type": "message_stop"}))
     cmap = scan_capture(data, "anthropic-messages")
     assert growth_site(cmap, "anthropic-messages") == cmap.boundaries[1]
+
+
+@pytest.mark.parametrize("route", [CHAT, GEMINI])
+def test_growth_on_a_route_without_a_start_event_starts_at_the_first_byte(route: str) -> None:
+    data = next(c.data for c in COMPLETE if c.route == route)
+    assert growth_site(scan_capture(data, route), route) == 0
+
+
+def test_a_position_one_that_splits_a_byte_order_mark_is_labelled_multibyte() -> None:
+    data = b"\xef\xbb\xbf" + CHAT_DATA
+    positions = select_positions(scan_capture(data, CHAT), CheckConfig(), include_zero=False, salt=1)
+    assert positions.items[:3] == ((1, "multibyte"), (2, "multibyte"), (3, "every"))
+
+
+def test_a_two_byte_capture_gets_random_patterns_of_its_one_cut() -> None:
+    patterns = dict(cut_patterns(scan_capture(b"ab", CHAT), seed=3, count=2))
+    assert patterns["random#0"] == patterns["random#1"] == patterns["random#2-dense"] == [1]
+
+
+def test_a_session_that_raises_on_the_whole_planted_capture_never_reaches_the_output() -> None:
+    leak = by_name(run_check(CHAT, CHAT_DATA, raises_when(lambda data: b"wc-canary-" in data)))["leak"]
+    assert leak.first_failure is not None and leak.first_failure.case == "canary-whole"
+    assert leak.coverage["canary_reached_output"] is False
+
+
+@pytest.mark.parametrize(("route", "name", "data"), KEPT_CAPTURES[:1] + WHOLE_INPUT_CAPTURES[:1],
+                         ids=["kept", "whole"])
+def test_the_canary_is_planted_as_utf8_not_as_json_escapes(route: str, name: str, data: bytes) -> None:
+    canary = Canary.from_seed(8)
+    planted, _ = canary_capture(data, route, canary)
+    assert canary.value.split('"')[0].encode("utf-8") in planted and b"\\u" not in planted  # (up to its quotes)
 
 
 class CopiesTheErrorMessage(StreamSession):

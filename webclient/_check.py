@@ -978,7 +978,7 @@ def run_case(factory: SessionFactory, chunks: Sequence[bytes]) -> tuple[StreamRe
 
 def comparable(result: StreamResult) -> dict[str, Any]:
     """The fields of ``result`` that must not depend on chunking (:data:`COMPARED_FIELDS`)."""
-    view = {name: getattr(result, name) for name in COMPARED_FIELDS if name != "telemetry"}
+    view = {name: getattr(result, name) for name in COMPARED_FIELDS}
     telemetry = result.telemetry.to_dict()
     for name in CHUNKING_DEPENDENT_TELEMETRY:
         telemetry.pop(name, None)
@@ -1249,18 +1249,21 @@ def inject_line(factory: SessionFactory, prefix: bytes, limits: Limits) -> tuple
 
 
 def inject_event(factory: SessionFactory, prefix: bytes, limits: Limits) -> tuple[StreamResult | None, str | None]:
-    """Feed ``prefix``, then complete ``data:`` lines with no blank line: exactly as many as fit
-    the event ceiling (must not trip), then one more (must trip ``buffer_limit`` / ``event``)."""
-    ceiling = limits.max_event_chars
-    value = max(0, min(limits.max_line_chars - 6, INJECTION_CHUNK_BYTES - 7, ceiling - 1))
-    line = b"data: " + b"y" * value + b"\n" if limits.max_line_chars >= 6 else b"data:\n"
-    if len(line) - 1 > limits.max_line_chars:
+    """Feed ``prefix``, then complete ``data:`` lines with no blank line that fill the event ceiling
+    exactly (each adds its value and an LF to the event's data; the last one shorter where the
+    ceiling is not a multiple of a line): no trip allowed; then an empty ``data:`` line, one character
+    more, which must trip ``buffer_limit`` / ``event``. So a ceiling off by one either way is found."""
+    if limits.max_line_chars < 5:
         return None, None  # not applicable: no data line fits the line ceiling
-    per_line = value + 1 if limits.max_line_chars >= 6 else 1
-    fit = ceiling // per_line
-    batch = max(1, INJECTION_CHUNK_BYTES // len(line))
+    # the longest line that fits the line ceiling and one injection chunk: "data:", the value, LF
+    value = min(limits.max_line_chars - 5, INJECTION_CHUNK_BYTES - 6)
+    line = b"data:" + b"y" * value + b"\n"
+    fit, rest = divmod(limits.max_event_chars, value + 1)
+    batch = INJECTION_CHUNK_BYTES // len(line)
     pieces = [line * min(batch, fit - sent) for sent in range(0, fit, batch)]
-    return _fill_to_ceiling(factory, prefix, limits, pieces, line, batch * len(line), "event", "one line")
+    if rest:  # (rest <= value: this shorter line fits the line ceiling too)
+        pieces.append(b"data:" + b"y" * (rest - 1) + b"\n")
+    return _fill_to_ceiling(factory, prefix, limits, pieces, b"data:\n", batch * len(line), "event", "one character")
 
 
 def _fill_to_ceiling(factory: SessionFactory, prefix: bytes, limits: Limits, pieces: list[bytes], overflow: bytes,
@@ -1312,21 +1315,20 @@ def check_oversized(data: bytes, factory: SessionFactory, cmap: CaptureMap, limi
 
 
 def growth_site(cmap: CaptureMap, route: str) -> int | None:
-    """The first event boundary past the route's start event (data-only routes: the first boundary,
-    or 0) and before its terminal event; ``None`` when there is none."""
+    """The first event boundary past the route's start event and before its terminal event
+    (``None`` when there is none); 0 for a route without a start event (data-only routes grow from
+    the capture's first byte)."""
     from ._routes import ROUTES  # deferred, as in _ignores_done
 
     entry = ROUTES.get(route)
     start = entry.contract.start_event if entry is not None else None
-    after = 0
-    if start is not None:
-        lines = [line for line in cmap.data_lines if isinstance(line.obj, dict) and line.obj.get("type") == start]
-        if not lines:
-            return None
-        after = lines[0].stop
-        sites = [b for b in cmap.boundaries if after <= b <= cmap.last_event]
-    else:
-        sites = [0, *(b for b in cmap.boundaries if b <= cmap.last_event)]
+    if start is None:
+        return 0
+    lines = [line for line in cmap.data_lines if isinstance(line.obj, dict) and line.obj.get("type") == start]
+    if not lines:
+        return None
+    after = lines[0].stop
+    sites = [b for b in cmap.boundaries if after <= b <= cmap.last_event]
     return sites[0] if sites else None
 
 
