@@ -493,6 +493,7 @@ def test_injected_lines_and_events_trip_exactly_one_character_past_their_ceiling
 
 @pytest.mark.parametrize(("line", "event"), [
     (300, 1000), (300, 885), (300, 886), (300, 884), (10, 15), (10, 14), (6, 12), (5, 12), (300, 1),
+    (300, 300 * 296), (300, 300 * 296 + 7),  # more lines than one injection chunk holds (217)
     (DEFAULT_LIMITS.max_line_chars, 3 * (64 * 1024 - 6)), (DEFAULT_LIMITS.max_line_chars, 4 * (64 * 1024 - 6) - 1)],
     ids=lambda v: str(v))
 def test_an_injected_event_trips_one_character_past_its_ceiling_and_a_ceiling_off_by_one_is_reported(
@@ -508,6 +509,20 @@ def test_an_injected_event_trips_one_character_past_its_ceiling_and_a_ceiling_of
     if tight is not None:
         _, problem = inject_event(lambda: StreamSession(CHAT, limits=tight), prefix, limits)
         assert problem == "tripped before the event reached its ceiling"
+
+
+def test_the_injected_event_is_fed_in_reads_of_at_most_one_injection_chunk() -> None:
+    # a full line is one chunk, "data:" + 65,530 characters + LF, and adds 65,531 to the event's data
+    limits = Limits(max_event_chars=5 * 65531 + 4)
+    sizes: list[int] = []
+
+    class Recording(StreamSession):
+        def feed(self, data: bytes) -> list[Any]:
+            sizes.append(len(data))
+            return super().feed(data)
+
+    _, problem = inject_event(lambda: Recording(CHAT, limits=limits), b"", limits)
+    assert problem is None and sizes == [64 * 1024] * 5 + [len(b"data:yyy\n"), len(b"data:\n")]
 
 
 def test_scan_finds_characters_crlf_pairs_tool_json_and_event_boundaries() -> None:
