@@ -712,19 +712,14 @@ def _gemini_kept(obj: Any, line: int, out: _SlotSink) -> None:
                     _kept(part, key, line, out)
 
 
-_KEPT_SLOTS: dict[str, Callable[[Any, int, _SlotSink], None]] = {
-    "openai-chat": _chat_kept,
-    "openai-responses": _responses_kept,
-    "anthropic-messages": _anthropic_kept,
-    "gemini": _gemini_kept,
-}
-
-
-_ROUTE_SLOTS: dict[str, Callable[[Any, int, dict[Any, Any], _SlotSink], None]] = {
-    "openai-chat": _chat_slots,
-    "openai-responses": _responses_slots,
-    "anthropic-messages": _anthropic_slots,
-    "gemini": _gemini_slots,
+#: Per route: the rule for texts and tool inputs (with its state across lines), and the rule for the
+#: objects it keeps verbatim.
+_ROUTE_SLOTS: dict[str, tuple[Callable[[Any, int, dict[Any, Any], _SlotSink], None],
+                              Callable[[Any, int, _SlotSink], None]]] = {
+    "openai-chat": (_chat_slots, _chat_kept),
+    "openai-responses": (_responses_slots, _responses_kept),
+    "anthropic-messages": (_anthropic_slots, _anthropic_kept),
+    "gemini": (_gemini_slots, _gemini_kept),
 }
 
 
@@ -746,13 +741,13 @@ def _error_slots(obj: Any, line: int, out: _SlotSink) -> None:
 
 
 def _route_slots(route: str, lines: list[_DataLine]) -> Iterator[_Slot]:
-    rule, kept = _ROUTE_SLOTS.get(route), _KEPT_SLOTS.get(route)
+    rules = _ROUTE_SLOTS.get(route)
     state: dict[Any, Any] = {}
     for index, line in enumerate(lines):
         out: _SlotSink = []
-        if rule is not None and kept is not None:
-            rule(line.obj, index, state, out)
-            kept(line.obj, index, out)
+        if rules is not None:
+            rules[0](line.obj, index, state, out)
+            rules[1](line.obj, index, out)
         _error_slots(line.obj, index, out)
         yield from out
 
@@ -837,7 +832,7 @@ def _rebuild(data: bytes, cmap: CaptureMap, dirty: set[int]) -> bytes:
 def canary_capture(data: bytes, route: str, canary: Canary) -> tuple[bytes, dict[str, int]]:
     """Rewrite the capture's payloads with ``canary`` in every text delta, tool-argument string
     value, provider error message and string of content in an object the answer keeps verbatim
-    (see ``_KEPT_SLOTS``); return the new bytes and substitution counts per kind.
+    (see ``_ROUTE_SLOTS``); return the new bytes and substitution counts per kind.
 
     JSON shapes are kept: a string stays a string, argument fragments of one call are rebuilt
     from its joined, canary-substituted arguments and cut back into as many fragments, so the
