@@ -11,7 +11,8 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import json
-from collections.abc import Callable
+import random
+from collections.abc import Callable, Iterator
 from typing import Any, ClassVar
 
 import pytest
@@ -817,6 +818,70 @@ def _kept_captures() -> list[tuple[str, str, bytes]]:
 KEPT_CAPTURES = _kept_captures()
 
 
+def _unknown_captures() -> list[tuple[str, str, bytes]]:
+    """Captures that commit only with ``keep_unknown_items``, each with content in what the route does not
+    know: Chat audio, generated images and a tool-call fragment of an unknown type; a Responses item of an
+    unknown type, a content part of one in a message, an event type the route does not handle, and a reasoning
+    item's ``encrypted_content``; an Anthropic block and a delta of unknown types and an unknown event; a
+    Gemini part with fields the route does not know."""
+    from tests import test_vocab_anthropic_messages as am
+    from tests import test_vocab_gemini as gm
+    from tests import test_vocab_openai_responses as orr
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+        return {"id": "c", "object": "chat.completion.chunk", "choices": [
+            {"index": 0, "delta": delta, "finish_reason": finish}]}
+
+    chat = sse(chunk({"role": "assistant", "content": "Grüße"}),
+               chunk({"audio": {"id": "audio_1", "data": "UklGRiQAAABXQVZF", "transcript": "Hallo Köln",
+                                "expires_at": 1729018505}}),
+               chunk({"images": [{"type": "image_url",
+                                  "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}}]}),
+               chunk({"tool_calls": [{"index": 0, "id": "ws_1", "type": "web_search",
+                                      "web_search": {"query": "wetter köln"}}]}),
+               chunk({}, "stop"), "[DONE]")
+    ev = orr.ev
+    program = {"type": "program", "id": "prg_1", "call_id": "call_p", "code": "run('Köln')", "fingerprint": "fp-Speyer",
+               "content": [{"type": "program_line", "text": "x = 'Ulm'"}]}
+    reasoning = {"id": "rs_1", "type": "reasoning", "encrypted_content": "gAAAAABo-sealed==",
+                 "summary": [{"type": "summary_image", "url": "https://example.com/plan-Köln"}]}
+    done = {"id": "msg_1", "type": "message", "status": "completed", "role": "assistant",
+            "content": [{"type": "output_text", "text": "Grüße", "annotations": []},
+                        {"type": "output_audio", "transcript": "Hallo Bonn", "data": "UklGRbonn"}]}
+    message = orr.whole_item(
+        1, done,
+        ev("response.content_part.added", item_id="msg_1", output_index=1, content_index=0,
+           part={"type": "output_text", "text": "", "annotations": []}),
+        ev("response.output_text.delta", item_id="msg_1", output_index=1, content_index=0, delta="Grüße"),
+        ev("response.content_part.added", item_id="msg_1", output_index=1, content_index=1,
+           part={"type": "output_audio", "transcript": "", "data": ""}),
+        ev("response.output_audio_transcript.delta", item_id="msg_1", output_index=1, content_index=1,
+           delta="Hallo Bonn"),
+        ev("response.content_part.done", item_id="msg_1", output_index=1, content_index=1,
+           part={"type": "output_audio", "transcript": "Hallo Bonn", "data": "UklGRbonn"}),
+        added={"id": "msg_1", "type": "message", "status": "in_progress", "role": "assistant", "content": []})
+    responses = orr.stream(
+        *orr.whole_item(0, reasoning, added={**reasoning, "encrypted_content": "gAAAAABo-early"}), *message,
+        *orr.whole_item(2, program, added=program),
+        ev("response.future_progress.note", item_id="prg_1", output_index=2, note="Lagebericht Trier"),
+        terminal=ev("response.completed", response={"id": "resp_67c", "status": "completed",
+                                                    "output": [reasoning, done, program],
+                                                    "usage": {"total_tokens": 9}}))
+    anthropic = am.message(
+        *am.whole(0, {"type": "hologram", "id": "hg_1", "payload": "Köln bei Nacht"}),
+        am.start(1, {"type": "text", "text": ""}), am.delta(1, type="text_delta", text="Grüße"),
+        am.delta(1, type="sparkle_delta", sparkle="✨ geheim"), am.stop(1),
+        {"type": "future_event", "note": "Lagebericht Mainz"})
+    gemini = sse(gm.chunk({"text": "Grüße"}),
+                 gm.chunk({"futurePart": {"id": "fp_1", "note": "Dom zu Köln"}, "futureHint": "geheim"}),
+                 gm.chunk({"text": ""}, finish="STOP"))
+    return [("openai-chat", "chat-unknown", chat), ("openai-responses", "responses-unknown", responses),
+            ("anthropic-messages", "anthropic-unknown", anthropic), ("gemini", "gemini-unknown", gemini)]
+
+
+UNKNOWN_CAPTURES = _unknown_captures()
+
+
 def _strings(value: Any) -> list[str]:
     """Every string in a JSON value (keys left out)."""
     if isinstance(value, str):
@@ -1534,10 +1599,15 @@ def test_canary_rewrite_skips_gemini_candidates_that_are_not_objects_and_plants_
 #: Vocabulary keys each kept capture holds in its kept objects (so each key's exemption is seen).
 KEPT_VOCABULARY = {"responses-kept": {"type", "id", "status", "name", "call_id", "item_id"},
                    "anthropic-kept": {"type", "name", "tool_use_id", "file_id"},
-                   "gemini-kept": {"language", "outcome", "mimeType"}}
+                   "gemini-kept": {"language", "outcome", "mimeType"},
+                   "chat-unknown": {"id", "type"},
+                   "responses-unknown": {"type", "id", "call_id", "item_id", "status"},
+                   "anthropic-unknown": {"type", "id"},
+                   "gemini-unknown": {"id"}}
 
 
-@pytest.mark.parametrize(("route", "name", "data"), KEPT_CAPTURES, ids=[n for _, n, _ in KEPT_CAPTURES])
+@pytest.mark.parametrize(("route", "name", "data"), KEPT_CAPTURES + UNKNOWN_CAPTURES,
+                         ids=[n for _, n, _ in KEPT_CAPTURES + UNKNOWN_CAPTURES])
 def test_canary_rewrite_leaves_the_types_ids_and_statuses_of_kept_objects_as_they_came(route: str, name: str,
                                                                                       data: bytes) -> None:
     def vocabulary(value: Any, path: str = "") -> list[tuple[str, Any]]:
@@ -1659,10 +1729,16 @@ KEPT_CONTENT = {
                        "Trier", "EqQBCgIYAhIM"],
     "gemini-kept": ["print(sum(range(1, 51)))", "1275", "iVBORw0KGgoAAAANSUhEUgAAAAE=", "files/abc",
                     "https://example.com/", "Köln", "Kö"],
+    "chat-unknown": ["UklGRiQAAABXQVZF", "Hallo Köln", "iVBORw0KGgo", "wetter köln"],
+    "responses-unknown": ["run('Köln')", "fp-Speyer", "gAAAAABo-sealed", "gAAAAABo-early", "Hallo Bonn", "UklGRbonn",
+                          "Lagebericht Trier", "Ulm", "plan-Köln"],
+    "anthropic-unknown": ["Köln bei Nacht", "✨ geheim", "Lagebericht Mainz"],
+    "gemini-unknown": ["Dom zu Köln", "geheim"],
 }
 
 
-@pytest.mark.parametrize(("route", "name", "data"), KEPT_CAPTURES, ids=[n for _, n, _ in KEPT_CAPTURES])
+@pytest.mark.parametrize(("route", "name", "data"), KEPT_CAPTURES + UNKNOWN_CAPTURES,
+                         ids=[n for _, n, _ in KEPT_CAPTURES + UNKNOWN_CAPTURES])
 def test_canary_rewrite_leaves_none_of_a_kept_objects_content_in_the_capture(route: str, name: str,
                                                                              data: bytes) -> None:
     def strings(capture: bytes) -> str:  # every string value of every payload
@@ -1706,6 +1782,159 @@ def test_the_canary_reaches_the_output_of_an_answer_whose_only_content_is_kept_v
     leak = by_name(run_check(GEMINI, data))["leak"]
     assert leak.passed and leak.coverage["substitutions"] == {"text": 0, "tool_arguments": 0, "error": 0, "kept": 2}
     assert leak.coverage["canary_reached_output"] is True
+
+
+@pytest.mark.parametrize(("route", "data"), [(r, d) for r, _, d in UNKNOWN_CAPTURES],
+                         ids=[n for _, n, _ in UNKNOWN_CAPTURES])
+def test_check_runs_every_check_on_types_the_route_does_not_know_when_the_session_keeps_them(route: str,
+                                                                                           data: bytes) -> None:
+    refused = run_check(route, data)
+    assert (refused.exit_code, refused.whole_outcome, refused.whole_stage) == (2, "protocol_error", "unknown_type")
+    report = run_check(route, data, keep_unknown_items=True)
+    assert report.exit_code == 0, [c.to_dict() for c in report.checks if not c.passed]
+    assert [c.name for c in report.checks] == list(CHECKS)
+    leak = by_name(report)["leak"].coverage
+    assert leak["substitutions"]["kept"] > 0 and leak["canary_reached_output"] is True
+
+
+@pytest.mark.parametrize(("route", "data"), [(r, d) for r, _, d in UNKNOWN_CAPTURES],
+                         ids=[n for _, n, _ in UNKNOWN_CAPTURES])
+def test_canary_rewrite_leaves_nothing_but_the_canary_in_what_an_answer_keeps_of_unknown_types(route: str,
+                                                                                              data: bytes) -> None:
+    canary = Canary.from_seed(8)
+    planted, _ = canary_capture(data, route, canary)
+    result = replay(route, [planted], keep_unknown_items=True).result
+    assert result is not None and result.outcome.value == "complete", result and result.stage
+    assert result.items and _not_the_canary(result, canary) == []
+
+
+#: Strings planted in each capture of types the route does not know: every copy of each, once.
+UNKNOWN_COUNTS = {"chat-unknown": {"text": 1, "tool_arguments": 0, "error": 0, "kept": 4},
+                  # encrypted content 3, the reasoning summary part 3, the program 3 x 3 (code, fingerprint, line),
+                  # the audio part in its added and done events and 2 closed messages 4 x 2, the 2 unknown events 1 each
+                  "responses-unknown": {"text": 1, "tool_arguments": 0, "error": 0, "kept": 25},
+                  "anthropic-unknown": {"text": 1, "tool_arguments": 0, "error": 0, "kept": 3},
+                  "gemini-unknown": {"text": 1, "tool_arguments": 0, "error": 0, "kept": 2}}
+
+
+@pytest.mark.parametrize(("route", "name", "data"), UNKNOWN_CAPTURES, ids=[n for _, n, _ in UNKNOWN_CAPTURES])
+def test_canary_rewrite_counts_each_planted_string_of_an_unknown_object_once(route: str, name: str,
+                                                                            data: bytes) -> None:
+    assert canary_capture(data, route, Canary.from_seed(8))[1] == UNKNOWN_COUNTS[name]
+
+
+@pytest.mark.parametrize("route", ROUTE_NAMES)
+@pytest.mark.parametrize("kind", [7, None, ["program"], {"x": 1}])
+def test_canary_rewrite_leaves_objects_whose_type_is_not_a_name_as_they_came(route: str, kind: Any) -> None:
+    strange = {"type": kind, "note": "Trier"}
+    own = {"openai-responses": [{"type": "response.output_item.done", "item": strange},
+                                {"type": "response.content_part.added", "part": strange}],
+           "anthropic-messages": [{"type": "content_block_start", "content_block": strange},
+                                  {"type": "content_block_delta", "delta": strange}]}
+    lines = [{"type": kind, "item": strange, "part": strange, "response": {"output": [strange]},
+              "content_block": strange, "delta": strange},
+             {"type": kind, "delta": "Trier"}, *own.get(route, ()),
+             {"choices": [{"index": 0, "delta": {"tool_calls": [strange]}}]}]
+    data = sse(*lines)
+    planted, counts = canary_capture(data, route, Canary.from_seed(8))
+    assert (planted, counts["kept"]) == (data, 0)
+
+
+def _paths(value: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
+    """The path of every scalar in a JSON value."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield from _paths(item, (*path, key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _paths(item, (*path, index))
+    else:
+        yield path
+
+
+@pytest.mark.parametrize(("route", "data"), [(r, d) for r, _, d in ALL_CAPTURES + UNKNOWN_CAPTURES],
+                         ids=[n for _, n, _ in ALL_CAPTURES + UNKNOWN_CAPTURES])
+def test_canary_rewrite_and_tool_json_break_take_a_list_or_object_wherever_a_scalar_was(route: str,
+                                                                                       data: bytes) -> None:
+    # An index, id or type that is a list or an object (a malformed capture) once made the rewrite raise
+    # TypeError (unhashable) instead of planting what it could: check must report on any capture.
+    rng = random.Random(len(data))
+    lines = scan_capture(data, route).data_lines
+    for _ in range(12):
+        line = lines[rng.randrange(len(lines))]
+        obj = json.loads(data[line.value_start : line.end])
+        path = rng.choice(list(_paths(obj)))
+        if not path:
+            continue
+        node = obj
+        for step in path[:-1]:
+            node = node[step]
+        node[path[-1]] = rng.choice([[], {}, [1], {"a": "b"}])
+        broken = data[: line.value_start] + json.dumps(obj).encode() + data[line.end :]
+        planted, _ = canary_capture(broken, route, Canary.from_seed(8))  # (raised TypeError before)
+        assert len(scan_capture(planted, route).data_lines) == len(lines)
+        break_tool_json(broken, route, "x")
+
+
+def test_canary_rewrite_plants_a_reasoning_items_encrypted_content_in_every_copy() -> None:
+    case = next(c for c in COMPLETE if c.id.endswith("test_openai_responses_streaming_usage.interaction0.sse"))
+    canary = Canary.from_seed(8)
+    planted, counts = canary_capture(case.data, case.route, canary)
+    result = replay(case.route, [planted]).result
+    assert result is not None and result.outcome.value == "complete"
+    sealed = [item["encrypted_content"] for item in result.assistant_message if item["type"] == "reasoning"]
+    assert sealed == [canary.value] and counts["kept"] == 3  # added, closed, and the completed snapshot's copy
+    assert b"gAAAAAB" not in planted
+
+
+class ShowsTheAnswerOfAFailure(StreamSession):
+    """Bug: a failed answer's stage holds the assistant message it would have sent back, for debugging."""
+
+    def finish(self) -> StreamResult:
+        result = super().finish()
+        if result.outcome is Outcome.COMPLETE:
+            return result
+        return dataclasses.replace(result, stage="answer " + json.dumps(result.assistant_message, ensure_ascii=False))
+
+
+def test_a_failure_that_shows_the_encrypted_reasoning_it_would_send_back_fails_the_leak_check() -> None:
+    # the recording's only strings of content are its reasoning items' encrypted_content (the call's
+    # arguments hold a number)
+    case = next(c for c in COMPLETE if c.id.endswith("test_openai_responses_streaming_usage.interaction0.sse"))
+    leak = by_name(run_check(case.route, case.data, ShowsTheAnswerOfAFailure))["leak"]
+    assert leak.first_failure is not None and leak.first_failure.problem == "canary in stage"
+    assert leak.coverage["substitutions"] == {"text": 0, "tool_arguments": 0, "error": 0, "kept": 3}
+
+
+@pytest.mark.parametrize(("route", "data"), [(r, d) for r, _, d in UNKNOWN_CAPTURES],
+                         ids=[n for _, n, _ in UNKNOWN_CAPTURES])
+def test_a_failure_that_shows_the_unknown_objects_it_kept_fails_the_leak_check(route: str, data: bytes) -> None:
+    leak = by_name(run_check(route, data, ShowsTheSourcesOfAFailure, keep_unknown_items=True))["leak"]
+    assert leak.first_failure is not None and leak.first_failure.problem == "canary in stage"
+
+
+@pytest.mark.parametrize("options", [{"keep_unknown_items": True}, {"include_reasoning_content": True},
+                                     {"accepted_stop_reasons": iter(["length"])}, {"utf8_errors": "replace"}])
+def test_the_session_factory_builds_every_session_with_the_options_it_was_given(options: dict[str, Any]) -> None:
+    audio = chat_chunk({"audio": {"id": "a", "transcript": "Hi"}})
+    data = sse(chat_chunk({"role": "assistant", "reasoning_content": "Plan.", "content": "Hi"}),
+               audio if "keep_unknown_items" in options else {"choices": []},
+               chat_chunk({}, "length" if "accepted_stop_reasons" in options else "stop"), "[DONE]")
+    if "utf8_errors" in options:
+        data = data.replace(b"Hi", b"H\xff", 1)
+    default = session_factory(CHAT)
+    configured = session_factory(CHAT, **options)
+    for make in (configured, configured):  # every session the factory builds, not the first one only
+        session = make()
+        session.open(200, "text/event-stream")
+        session.feed(data)
+        result = session.finish()
+        assert result.outcome is Outcome.COMPLETE, result.stage
+        assert ("reasoning_content" in result.assistant_message) is ("include_reasoning_content" in options)
+    session = default()
+    session.open(200, "text/event-stream")
+    session.feed(data)
+    assert (session.finish().outcome is Outcome.COMPLETE) is ("include_reasoning_content" in options)
 
 
 class QuotesTheTextOfALineCutShort(StreamSession):

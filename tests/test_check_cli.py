@@ -17,7 +17,7 @@ from tests.test_check import CHAT_DATA, DecodesEachChunk
 from webclient import Limits
 from webclient._check import CHECKS, Canary, CaseFailure, CheckedSession, CheckReport, CheckResult, SessionFactory
 from webclient._cli import main
-from webclient._cli_check import PROGRESS_MIN_BYTES, _coverage, _first, _progress, render
+from webclient._cli_check import OPTION_FOR_STAGE, PROGRESS_MIN_BYTES, _coverage, _first, _progress, render
 from webclient._cli_check import add_arguments as check_arguments
 from webclient._cli_replay import add_arguments as replay_arguments
 
@@ -88,9 +88,9 @@ def test_check_exits_2_and_says_the_capture_itself_is_not_complete(capsys: pytes
     assert [c["check"] for c in report["checks"]] == ["whole"]
 
 
-def _broken_factory(route: str, *, limits: Limits, tools: Any = None) -> SessionFactory:
+def _broken_factory(route: str, *, limits: Limits, **options: Any) -> SessionFactory:
     def make() -> CheckedSession:
-        return DecodesEachChunk(route, limits=limits, tools=tools)
+        return DecodesEachChunk(route, limits=limits, **options)
 
     return make
 
@@ -306,3 +306,43 @@ def test_a_seed_that_is_not_a_decimal_count_or_a_missing_route_is_a_usage_error(
     assert exc.value.code == 2
     err = capsys.readouterr().err
     assert ("--route" in err) if not args else ("expected a non-negative integer" in err)
+
+
+def _session_option_captures() -> dict[str, bytes]:
+    """Chat captures that commit only with one session option each."""
+    from tests.route_fixtures import sse
+    from tests.test_check import UNKNOWN_CAPTURES, chat_chunk
+
+    hello = chat_chunk({"role": "assistant", "content": "Hi"})
+    return {"--keep-unknown-items": next(d for _, n, d in UNKNOWN_CAPTURES if n == "chat-unknown"),
+            "--accept-stop-reason=length": sse(hello, chat_chunk({}, "length"), "[DONE]"),
+            "--utf8-errors=replace": sse(hello, chat_chunk({}, "stop"), "[DONE]").replace(b"Hi", b"H\xff"),
+            "--accept-stop-reason=error": sse(hello, chat_chunk({}, "error"), "[DONE]"),
+            "--accept-stop-reason=sparkle": sse(hello, chat_chunk({}, "sparkle"), "[DONE]")}
+
+
+@pytest.mark.parametrize(("option", "stage"), [("--keep-unknown-items", "unknown_type"),
+                                               ("--accept-stop-reason=length", "stop_reason"),
+                                               ("--utf8-errors=replace", "utf8"),
+                                               ("--accept-stop-reason=error", "error_stop"),
+                                               ("--accept-stop-reason=sparkle", "unrecognized_stop")])
+def test_check_runs_the_session_configuration_its_options_give(option: str, stage: str, tmp_path: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    capture = tmp_path / "capture.sse"
+    capture.write_bytes(_session_option_captures()[option])
+    base = ["--route", CHAT, "--max-splits", "4", "--json", *SMALL_RETAINED, str(capture)]
+    code, out, _ = run(base, capsys)
+    assert code == 2 and json.loads(out)["whole"]["stage"] == stage
+    code, out, _ = run([arg for arg in base if arg != "--json"], capsys)  # the text report names the option
+    assert code == 2 and out.splitlines()[-1] == (f"a session built with {OPTION_FOR_STAGE[stage]} would take it: "
+                                                  "if the session you ship is, check with it")
+    assert option.partition("=")[0] in OPTION_FOR_STAGE[stage]
+    code, out, _ = run([option, *base], capsys)
+    report = json.loads(out)
+    assert code == 0 and report["passed"] and len(report["checks"]) == len(CHECKS)
+
+
+def test_replay_and_check_take_the_same_session_options() -> None:
+    session = {"--tools", "--keep-unknown-items", "--include-reasoning-content", "--accept-stop-reason",
+               "--utf8-errors"}
+    assert session <= _options(replay_arguments) and session <= _options(check_arguments)

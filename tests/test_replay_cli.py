@@ -153,6 +153,13 @@ def test_replay_help_lists_every_option_with_its_value_name_and_meaning(capsys: 
                    "--status N HTTP status (default 200)",
                    "--content-type CT Content-Type header (default text/event-stream)",
                    "--tools FILE.json JSON object: tool name -> JSON Schema",
+                   "--keep-unknown-items keep item / block / part / delta types the route does not know in the "
+                   "result's items instead of failing protocol_error unknown_type",
+                   "--include-reasoning-content openai-chat: the assistant message carries reasoning_content",
+                   "--accept-stop-reason REASON commit on this stop reason instead of the route's success ones "
+                   "(repeatable)",
+                   "--utf8-errors {strict,replace} invalid UTF-8 ends the attempt (strict, the default) or decodes "
+                   "as U+FFFD",
                    "--resume FILE a capture of the stream that resumed the previous one (repeatable, in order)",
                    "--chunk-size N feed the bytes in N-byte chunks",
                    "--split-at I,J,K cut the bytes at these offsets",
@@ -194,3 +201,26 @@ def test_the_text_and_retained_ceiling_options_apply_their_ceiling(option: str, 
                                                                    capsys: pytest.CaptureFixture[str]) -> None:
     code, out = run(["--route", "anthropic-messages", option, value, str(ANTHROPIC_TXT)], capsys)
     assert (code, out["outcome"], out["stage"]) == (1, "buffer_limit", stage)
+
+
+def test_session_options_reach_the_replayed_session(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from tests.route_fixtures import sse
+    from tests.test_check import UNKNOWN_CAPTURES, chat_chunk
+
+    unknown = tmp_path / "unknown.sse"
+    unknown.write_bytes(next(d for _, n, d in UNKNOWN_CAPTURES if n == "chat-unknown"))
+    assert run(["--route", CHAT, str(unknown)], capsys)[1]["stage"] == "unknown_type"
+    code, out = run(["--route", CHAT, "--keep-unknown-items", str(unknown)], capsys)
+    assert code == 0 and [sorted(item) for item in out["items"]] == [["audio"], ["images"], ["id", "index", "type",
+                                                                                               "web_search"]]
+    reasoning = tmp_path / "reasoning.sse"
+    reasoning.write_bytes(sse(chat_chunk({"role": "assistant", "reasoning_content": "Plan.", "content": "H\u00e9"}),
+                              chat_chunk({}, "length"), "[DONE]").replace(b"H\\u00e9", b"H\xff"))
+    assert run(["--route", CHAT, str(reasoning)], capsys)[1]["outcome"] == "decode_error"
+    code, out = run(["--route", CHAT, "--utf8-errors", "replace", "--accept-stop-reason", "length",
+                     "--accept-stop-reason", "stop", "--include-reasoning-content", str(reasoning)], capsys)
+    assert code == 0 and out["text"] == "H\ufffd" and out["stop_reason"] == "length"
+    assert out["assistant_message"]["reasoning_content"] == "Plan."
+    code, out = run(["--route", CHAT, "--utf8-errors", "replace", str(reasoning)], capsys)
+    assert (code, out["outcome"], "reasoning_content" in out["assistant_message"]) == (1, "truncated", False)
+    assert run(["--route", CHAT, "--utf8-errors", "strict", str(reasoning)], capsys)[1]["outcome"] == "decode_error"

@@ -30,7 +30,9 @@ The checks (each one session per case, so the cost of a case is linear in the ca
     leak        the capture rewritten with canary strings in its text deltas, tool-argument
                 values (streamed or sent whole, shell commands and patches included), error
                 messages and the content of objects kept verbatim (search results, citations,
-                hosted items, code parts, logprobs; their types, ids and statuses stay), with
+                hosted items, code parts, logprobs, encrypted reasoning, and objects of types the
+                route does not know, kept with ``keep_unknown_items``; their types, ids and
+                statuses stay), with
                 the same JSON shapes, tool arguments still valid JSON; of computer-call actions
                 only typed text is content; then run whole, chunked, cut short, with an
                 injected provider error, an invalid envelope, invalid UTF-8, broken tool JSON
@@ -61,7 +63,7 @@ import functools
 import json
 import random
 import re
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -147,16 +149,23 @@ SessionFactory = Callable[[], CheckedSession]
 Progress = Callable[[str, int, int], None]
 
 
-def session_factory(route: str, *, limits: Limits = DEFAULT_LIMITS,
-                    tools: Mapping[str, object] | None = None) -> SessionFactory:
-    """A factory of real :class:`~webclient.StreamSession` objects (raises ``UsageError`` now,
-    not later, for an unknown route or an unusable tool schema)."""
+def session_factory(route: str, *, limits: Limits = DEFAULT_LIMITS, tools: Mapping[str, object] | None = None,
+                    keep_unknown_items: bool = False, include_reasoning_content: bool = False,
+                    accepted_stop_reasons: Iterable[str] | None = None,
+                    utf8_errors: str = "strict") -> SessionFactory:
+    """A factory of real :class:`~webclient.StreamSession` objects with these options, as the session
+    takes them (raises ``UsageError`` now, not later, for an unknown route, an unusable tool schema
+    or an option the session refuses)."""
     from ._session import StreamSession  # deferred: the engine itself works on any factory
 
-    StreamSession(route, limits=limits, tools=tools)  # validate the configuration once
+    accepted = None if accepted_stop_reasons is None else tuple(accepted_stop_reasons)  # (read once)
+    options: dict[str, Any] = {"limits": limits, "tools": tools, "keep_unknown_items": keep_unknown_items,
+                               "include_reasoning_content": include_reasoning_content,
+                               "accepted_stop_reasons": accepted, "utf8_errors": utf8_errors}
+    StreamSession(route, **options)  # validate the configuration once
 
     def make() -> CheckedSession:
-        return StreamSession(route, limits=limits, tools=tools)
+        return StreamSession(route, **options)
 
     return make
 
@@ -476,12 +485,21 @@ def _value_end(data: bytes, i: int, hi: int) -> int:
 _SlotSink = list[_Slot]
 
 
+def _key(value: Any) -> Any:
+    """A payload value as part of a slot's group (a dict key): a scalar as it is; a list or object where
+    an index or id belongs (a malformed capture, which the route refuses) as a 1-tuple of its JSON text,
+    which no scalar equals."""
+    if value is None or isinstance(value, (str, int, float)):
+        return value
+    return (json.dumps(value),)
+
+
 def _chat_slots(obj: Any, line: int, state: dict[Any, Any], out: _SlotSink) -> None:
     choices = obj.get("choices") if isinstance(obj, dict) else None
     for ch in choices if isinstance(choices, list) else ():
         if not isinstance(ch, dict) or not isinstance(ch.get("delta"), dict):
             continue
-        index, delta = ch.get("index"), ch["delta"]
+        index, delta = _key(ch.get("index")), ch["delta"]
         for key in ("content", "refusal", "reasoning_content", "reasoning"):
             if isinstance(delta.get(key), str):
                 out.append(_Slot(delta, key, "text", ("chat", index, key), line))
@@ -527,18 +545,20 @@ def _responses_slots(obj: Any, line: int, state: dict[Any, Any], out: _SlotSink)
     if not isinstance(obj, dict):
         return
     kind = obj.get("type")
+    if not isinstance(kind, str):
+        return
     if isinstance(obj.get("delta"), str):
-        item = obj.get("item_id") or obj.get("output_index")
+        item = _key(obj.get("item_id") or obj.get("output_index"))
         state[item] = True  # this item streams: its closed copy is a full copy
         if kind in _RESPONSES_TEXT:
-            out.append(_Slot(obj, "delta", "text", (kind, item, obj.get("content_index"), obj.get("summary_index")),
-                             line))
+            out.append(_Slot(obj, "delta", "text",
+                             (kind, item, _key(obj.get("content_index")), _key(obj.get("summary_index"))), line))
         elif kind == "response.function_call_arguments.delta":
             out.append(_Slot(obj, "delta", "fragment", item, line))
     elif kind == "response.output_item.done" and isinstance(obj.get("item"), dict):
         closed = obj["item"]
-        whole = _RESPONSES_WHOLE_ITEMS.get(closed.get("type"))
-        item = closed.get("id") or obj.get("output_index")
+        whole = _RESPONSES_WHOLE_ITEMS.get(_key(closed.get("type")))
+        item = _key(closed.get("id") or obj.get("output_index"))
         if whole is not None and item not in state and isinstance(closed.get(whole[0]), str):
             out.append(_Slot(closed, whole[0], whole[1], item, line))
 
@@ -555,7 +575,7 @@ def _anthropic_slots(obj: Any, line: int, state: dict[Any, Any], out: _SlotSink)
         out.append(_Slot(block, "input", "args_object", None, line))
     if kind != "content_block_delta" or not isinstance(obj.get("delta"), dict):
         return
-    delta, index = obj["delta"], obj.get("index")
+    delta, index = obj["delta"], _key(obj.get("index"))
     generation = state.get("generation")
     delta_type = delta.get("type")
     if delta_type == "text_delta" and isinstance(delta.get("text"), str):
@@ -575,7 +595,8 @@ def _gemini_slots(obj: Any, line: int, state: dict[Any, Any], out: _SlotSink) ->
             if not isinstance(part, dict):
                 continue
             if isinstance(part.get("text"), str):
-                out.append(_Slot(part, "text", "text", ("part", cand.get("index"), bool(part.get("thought"))), line))
+                group = ("part", _key(cand.get("index")), bool(part.get("thought")))
+                out.append(_Slot(part, "text", "text", group, line))
             call = part.get("functionCall")
             if not isinstance(call, dict):
                 continue
@@ -596,7 +617,12 @@ def _gemini_slots(obj: Any, line: int, state: dict[Any, Any], out: _SlotSink) ->
 # the object and still ties its copies and results to their calls. Each rule reads the route's own
 # table of content types (its contract), so a type added there is planted here too. Every copy of an
 # object (a Responses item's added, closed and completed copies) is rewritten by the same rule, so
-# the copies stay equal.
+# the copies stay equal. What the route does not know is content as well (unknown is not safe): an
+# item, part, block, delta or part field of a type outside its tables, which a session keeps verbatim
+# with ``keep_unknown_items`` (and refuses without it), and a typed route's events of types it has no
+# handler for, which it never reads. Signatures (Anthropic thinking and ``redacted_thinking`` data,
+# Gemini ``thoughtSignature``) are not planted: the routes hold them as signatures, and the split
+# checks compare them exactly.
 
 #: Keys whose strings are a kept object's vocabulary or identity, not its content.
 _VOCABULARY_KEYS = frozenset({"type", "id", "status", "name", "language", "outcome", "mimeType"})
@@ -616,12 +642,44 @@ def _roles(route: str, *wanted: str) -> frozenset[str]:
     return frozenset(name for name, role in ROUTES[route].contract.content_types.items() if role in wanted)
 
 
+@functools.cache
+def _known(route: str) -> tuple[Mapping[str, str], frozenset[str]]:
+    """The route's content types (its contract's table) and the event types it handles."""
+    from ._routes import ROUTES  # deferred, as in _ignores_done
+
+    entry = ROUTES[route]
+    return entry.contract.content_types, frozenset(entry.accumulator.handler_names)
+
+
 def _kept(container: Any, key: Any, line: int, out: _SlotSink) -> None:
     out.append(_Slot(container, key, "kept", None, line))
 
 
+def _kept_fields(obj: dict[str, Any], line: int, out: _SlotSink) -> None:
+    """Every field of ``obj`` but its vocabulary (an event or delta whose whole body is content)."""
+    for key in obj:
+        if not _vocabulary_key(key):
+            _kept(obj, key, line, out)
+
+
+def _unknown_type(value: Any, types: Mapping[str, str], *, part: bool) -> bool:
+    """Whether ``value`` is an object whose ``type`` names no item (``part=False``) or no part
+    (``part=True``) of the route's table (a Responses item or content / summary part)."""
+    kind = value.get("type") if isinstance(value, dict) else None
+    if not isinstance(kind, str):
+        return False
+    role = types.get(kind, "")
+    return not role.endswith("part") if part else (not role or role.endswith("part"))
+
+
 def _chat_kept(obj: Any, line: int, out: _SlotSink) -> None:
-    """Chat: a delta's ``annotations`` (citations) and a choice's ``logprobs`` (their tokens)."""
+    """Chat: a delta's ``annotations`` (citations), a choice's ``logprobs`` (their tokens), and what
+    the route keeps only with ``keep_unknown_items``: a delta's audio and images
+    (:data:`~webclient._routes.openai_chat.UNREAD_CONTENT`) and tool-call fragments of a type it does
+    not know."""
+    from ._routes.openai_chat import UNREAD_CONTENT  # deferred, as in _known
+
+    types = _known("openai-chat")[0]
     choices = obj.get("choices") if isinstance(obj, dict) else None
     for ch in choices if isinstance(choices, list) else ():
         if not isinstance(ch, dict):
@@ -629,8 +687,18 @@ def _chat_kept(obj: Any, line: int, out: _SlotSink) -> None:
         if isinstance(ch.get("logprobs"), dict):
             _kept(ch, "logprobs", line, out)
         delta = ch.get("delta")
-        if isinstance(delta, dict) and isinstance(delta.get("annotations"), list):
+        if not isinstance(delta, dict):
+            continue
+        if isinstance(delta.get("annotations"), list):
             _kept(delta, "annotations", line, out)
+        for key in UNREAD_CONTENT:
+            if delta.get(key):
+                _kept(delta, key, line, out)
+        calls = delta.get("tool_calls")
+        for index, call in enumerate(calls if isinstance(calls, list) else ()):
+            kind = call.get("type") if isinstance(call, dict) else None
+            if isinstance(kind, str) and kind not in types:
+                _kept(calls, index, line, out)
 
 
 #: Responses client calls sent whole -> the item fields that hold their arguments (the shell
@@ -642,22 +710,46 @@ def _responses_kept(obj: Any, line: int, out: _SlotSink) -> None:
     """Responses: hosted items wherever they appear (added, closed, in a snapshot's ``output``), what
     their own events carry (``response.code_interpreter_call_code.delta`` ...), annotations
     (``annotation``, ``annotations``), the argument fields of the whole-item calls with the shell
-    command events, and the typed text of computer-call actions."""
+    command events, the typed text of computer-call actions and a reasoning item's
+    ``encrypted_content``; and what the route keeps only with ``keep_unknown_items`` or never reads:
+    items and parts of types it does not know, and events of types it does not handle."""
     if not isinstance(obj, dict):
         return
+    types, handled = _known("openai-responses")
     hosted = _roles("openai-responses", "hosted")
     kind = obj.get("type")
     # a hosted tool's own event: response.<item type>[_<part>].<step>; or a shell call's command event
     head = kind.removeprefix("response.").partition(".")[0] if isinstance(kind, str) else ""
-    if head == "shell_call_command" or any(head.startswith(item) for item in hosted):
-        for key in obj:
-            if not _vocabulary_key(key):
-                _kept(obj, key, line, out)
+    if (head == "shell_call_command" or any(head.startswith(item) for item in hosted)
+            or (isinstance(kind, str) and kind not in handled)):
+        _kept_fields(obj, line, out)
+
+    if _unknown_type(obj.get("part"), types, part=True):
+        _kept(obj, "part", line, out)
+    response = obj.get("response")
+    output = response.get("output") if isinstance(response, dict) else None
+    places: list[tuple[Any, Any]] = [(obj, "item")] if "item" in obj else []
+    if isinstance(output, list):
+        places += [(output, index) for index in range(len(output))]
+    for container, key in places:
+        item = container[key]
+        if _unknown_type(item, types, part=False):
+            _kept(container, key, line, out)
+            continue
+        for lists in ("content", "summary") if isinstance(item, dict) else ():
+            parts = item.get(lists)
+            for index in range(len(parts)) if isinstance(parts, list) else ():
+                if _unknown_type(parts[index], types, part=True):
+                    _kept(parts, index, line, out)
+        if isinstance(item, dict) and item.get("type") == "reasoning" and "encrypted_content" in item:
+            _kept(item, "encrypted_content", line, out)
     stack: list[Any] = [obj]
     while stack:
         node = stack.pop()
         for key, value in node.items() if isinstance(node, dict) else enumerate(node):
             item_type = value.get("type") if isinstance(value, dict) else None
+            if not isinstance(item_type, str):  # (no type, or one that is not a name: not a kind of item)
+                item_type = None
             if item_type in hosted or key in ("annotation", "annotations"):
                 _kept(node, key, line, out)
             elif item_type in _WHOLE_CALL_FIELDS:
@@ -674,30 +766,45 @@ def _responses_kept(obj: Any, line: int, out: _SlotSink) -> None:
 
 def _anthropic_kept(obj: Any, line: int, out: _SlotSink) -> None:
     """Anthropic: server tool result and compaction blocks, a text block's ``citations``, a
-    ``citations_delta``'s citation and a ``compaction_delta``'s strings."""
+    ``citations_delta``'s citation and a ``compaction_delta``'s strings; and what the route keeps
+    only with ``keep_unknown_items`` or never reads: blocks and deltas of types it does not know,
+    and events of types it does not handle."""
+    from ._routes.anthropic_messages import DELTA_TARGETS  # deferred, as in _known
+
     if not isinstance(obj, dict):
         return
+    types, handled = _known("anthropic-messages")
+    kind = obj.get("type")
+    if isinstance(kind, str) and kind not in handled:
+        _kept_fields(obj, line, out)
     block, delta = obj.get("content_block"), obj.get("delta")
     if isinstance(block, dict):
-        if block.get("type") in _roles("anthropic-messages", "result", "compaction"):
+        block_type = block.get("type")
+        if isinstance(block_type, str) and (
+                block_type in _roles("anthropic-messages", "result", "compaction") or block_type not in types):
             _kept(obj, "content_block", line, out)
         elif isinstance(block.get("citations"), list):
             _kept(block, "citations", line, out)
     if isinstance(delta, dict):
-        if delta.get("type") == "citations_delta" and "citation" in delta:
+        delta_type = delta.get("type")
+        if delta_type == "citations_delta" and "citation" in delta:
             _kept(delta, "citation", line, out)
-        elif delta.get("type") == "compaction_delta":
+        elif delta_type == "compaction_delta":
             for key in ("content", "encrypted_content"):
                 if isinstance(delta.get(key), str):
                     _kept(delta, key, line, out)
+        elif kind == "content_block_delta" and isinstance(delta_type, str) and delta_type not in DELTA_TARGETS:
+            _kept_fields(delta, line, out)
 
 
 def _gemini_kept(obj: Any, line: int, out: _SlotSink) -> None:
     """Gemini: a part's result fields (``executableCode``, ``codeExecutionResult``, ``inlineData``,
     ``fileData``) and a candidate's ``groundingMetadata``, ``urlContextMetadata`` and
-    ``citationMetadata``."""
+    ``citationMetadata``; and the fields the route does not know of a part it keeps only with
+    ``keep_unknown_items``."""
     candidates = obj.get("candidates") if isinstance(obj, dict) else None
     part_fields = _roles("gemini", "data:item")
+    known = frozenset(name for name, role in _known("gemini")[0].items() if not role.startswith("candidate"))
     candidate_fields = _roles("gemini", "candidate:item", "candidate:citations")
     for cand in candidates if isinstance(candidates, list) else ():
         if not isinstance(cand, dict):
@@ -708,8 +815,9 @@ def _gemini_kept(obj: Any, line: int, out: _SlotSink) -> None:
         parts = content.get("parts") if isinstance(content, dict) else None
         for part in parts if isinstance(parts, list) else ():
             if isinstance(part, dict):
-                for key in part_fields & part.keys():
-                    _kept(part, key, line, out)
+                for key in part:
+                    if key in part_fields or (key not in known and not _vocabulary_key(key)):
+                        _kept(part, key, line, out)
 
 
 #: Per route: the rule for texts and tool inputs (with its state across lines), and the rule for the
@@ -1378,6 +1486,7 @@ def _content_of(result: StreamResult) -> str:
         texts.extend(call.input_text for call in choice.tool_calls)
         texts.append(json.dumps([choice.items, choice.citations, choice.logprobs], ensure_ascii=False))
     texts.extend(call.input_text for call in result.tool_calls)
+    texts.append(json.dumps(result.assistant_message, ensure_ascii=False))  # what goes back as it came
     return "\n".join(texts)
 
 

@@ -3,14 +3,16 @@
 ::
 
     python -m webclient check --route {openai-chat,openai-responses,anthropic-messages,gemini}
-        [--tools FILE.json] [--max-line-chars N] [--max-event-chars N] [--max-text-chars N]
-        [--max-tool-input-chars N] [--max-retained-chars N] [--seed N] [--max-splits N] [--json]
-        [--chunk-size N | --split-at I,J,K] FILE|-
+        [--tools FILE.json] [--keep-unknown-items] [--include-reasoning-content]
+        [--accept-stop-reason REASON]... [--utf8-errors strict|replace] [--max-line-chars N]
+        [--max-event-chars N] [--max-text-chars N] [--max-tool-input-chars N] [--max-retained-chars N]
+        [--seed N] [--max-splits N] [--json] [--chunk-size N | --split-at I,J,K] FILE|-
 
 Runs every check of :mod:`webclient._check` (whole, split, multisplit, eof, oversized, growth,
 leak, reset) and prints a summary table: per check the cases run, the failures, and the first failing
 case with its position, outcome and stage, never content. ``--json`` prints the report object
-instead. ``--tools`` and the ceiling options mean what they mean for ``replay``;
+instead. ``--tools``, the session options and the ceiling options mean what they mean for ``replay``:
+check the capture with the configuration you ship;
 ``--chunk-size`` / ``--split-at`` add that chunking as one more multi-split case. Progress goes
 to stderr for captures of :data:`PROGRESS_MIN_BYTES` or more.
 
@@ -28,17 +30,28 @@ from ._check import CheckConfig, CheckReport, CheckResult, Progress, check_captu
 from ._cli_chunking import (
     LIMIT_OPTIONS,
     add_input_arguments,
+    add_session_arguments,
     chunks_from,
     dumps_json,
     limits_from,
-    load_tools,
     positive_int,
     read_input,
+    session_options,
 )
 from ._routes import ROUTE_NAMES
 
 #: Captures at least this large report progress on stderr (smaller ones finish in seconds).
 PROGRESS_MIN_BYTES = 64 * 1024
+
+#: Stages of a capture that is not complete that a session option can make an answer -> that option (named
+#: under the report, so that a capture is checked with the configuration that is shipped).
+OPTION_FOR_STAGE: dict[str | None, str] = {
+    "unknown_type": "--keep-unknown-items",
+    "stop_reason": "--accept-stop-reason REASON",
+    "error_stop": "--accept-stop-reason REASON",
+    "unrecognized_stop": "--accept-stop-reason REASON",
+    "utf8": "--utf8-errors replace",
+}
 
 #: Progress lines per check (one each time another tenth of its cases is done).
 _PROGRESS_STEPS = 10
@@ -58,7 +71,7 @@ def _seed(text: str) -> int:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Options of the ``check`` command."""
     parser.add_argument("--route", required=True, choices=ROUTE_NAMES)
-    parser.add_argument("--tools", metavar="FILE.json", help="JSON object: tool name -> JSON Schema")
+    add_session_arguments(parser)
     parser.add_argument("--seed", type=_seed, default=0, metavar="N",
                         help="seed of the sampled positions, random cut patterns and canary (default 0)")
     parser.add_argument("--max-splits", type=positive_int, metavar="N",
@@ -71,7 +84,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Check the capture, print the report, return the exit code."""
     limits = limits_from(args)
-    factory = session_factory(args.route, limits=limits, tools=load_tools(args.tools))
+    factory = session_factory(args.route, limits=limits, **session_options(args))
     data = read_input(args.file)
     given = list(chunks_from(args, data)) if (args.chunk_size or args.split_at) else None
     progress = _progress(sys.stderr.write) if len(data) >= PROGRESS_MIN_BYTES else None
@@ -133,6 +146,9 @@ def render(report: CheckReport) -> str:
     if not report.capture_complete and report.exit_code == 2:
         lines.append(f"the capture itself is not a complete response (outcome {report.whole_outcome}{stage}); "
                      "nothing else was checked")
+        option = OPTION_FOR_STAGE.get(report.whole_stage)
+        if option is not None:
+            lines.append(f"a session built with {option} would take it: if the session you ship is, check with it")
         return "\n".join(lines) + "\n"
     rows = [("check", "cases", "failures", "first failure")]
     rows.extend((r.name, str(r.cases), str(r.failures), _first(r)) for r in report.checks)

@@ -17,6 +17,7 @@ import json
 import math
 import sys
 from collections.abc import Iterator
+from typing import Any
 
 from ._errors import UsageError
 from ._json import loads_strict
@@ -112,6 +113,29 @@ def offsets(text: str) -> list[int]:
     if any(v < 0 for v in values):
         raise argparse.ArgumentTypeError("offsets must be non-negative")
     return values
+
+
+def add_session_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the session options a capture is replayed with, as :class:`~webclient.StreamSession` takes
+    them (see :func:`session_options`): ``replay`` and ``check`` run the configuration you ship."""
+    parser.add_argument("--tools", metavar="FILE.json", help="JSON object: tool name -> JSON Schema")
+    parser.add_argument("--keep-unknown-items", action="store_true",
+                        help="keep item / block / part / delta types the route does not know in the result's items "
+                             "instead of failing protocol_error unknown_type")
+    parser.add_argument("--include-reasoning-content", action="store_true",
+                        help="openai-chat: the assistant message carries reasoning_content")
+    parser.add_argument("--accept-stop-reason", action="append", dest="accepted_stop_reasons", metavar="REASON",
+                        help="commit on this stop reason instead of the route's success ones (repeatable)")
+    parser.add_argument("--utf8-errors", choices=("strict", "replace"), default="strict",
+                        help="invalid UTF-8 ends the attempt (strict, the default) or decodes as U+FFFD")
+
+
+def session_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The keyword arguments of :class:`~webclient.StreamSession` that :func:`add_session_arguments`
+    options give (the ``--tools`` file loaded)."""
+    return {"tools": load_tools(args.tools), "keep_unknown_items": args.keep_unknown_items,
+            "include_reasoning_content": args.include_reasoning_content,
+            "accepted_stop_reasons": args.accepted_stop_reasons, "utf8_errors": args.utf8_errors}
 
 
 def add_input_arguments(parser: argparse.ArgumentParser, limit_flags: tuple[str, ...]) -> None:

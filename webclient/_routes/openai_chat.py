@@ -26,7 +26,7 @@ Wire facts (``route-contracts.md`` §1):
 * ``delta.annotations`` (OpenRouter, web search) are citations; ``choices[].logprobs`` content
   and refusal entries are kept per choice (item ceiling). Audio (``delta.audio``) and generated
   images (``delta.images``) are content this route does not accumulate: ``unknown_type``, unless
-  unknown items are kept (:data:`_UNREAD_CONTENT`).
+  unknown items are kept (:data:`UNREAD_CONTENT`).
 * terminal: ``[DONE]`` after every choice seen has a ``finish_reason``; ``[DONE]`` without one is
   ``truncated`` (``missing_stop``). A usage-only chunk (``choices: []``) and Azure's leading
   ``prompt_filter_results`` chunk carry no choices and are fine anywhere before ``[DONE]``.
@@ -128,7 +128,7 @@ class _Choice(ChoiceState):
 #: and OpenRouter's generated images (``delta.images``: ``[{"type": "image_url", "image_url": {"url"}}]``,
 #: ``modalities: ["image", "text"]``). A truthy one is ``unknown_type`` (kept verbatim in ``items`` with
 #: the session's ``keep_unknown_items``): committed without it, the answer would be empty or partial.
-_UNREAD_CONTENT = ("audio", "images")
+UNREAD_CONTENT = ("audio", "images")
 
 
 def _has_payload(delta: dict[str, Any]) -> bool:
@@ -216,8 +216,8 @@ class OpenAIChatAccumulator(RouteAccumulator):
 
     def _rare_fields(self, st: _Choice, delta: dict[str, Any]) -> None:
         """Everything but ``content``: refusal, reasoning, tool calls, legacy function_call; first, content
-        this route does not read (:data:`_UNREAD_CONTENT`), which takes nothing more of the delta unless kept."""
-        for key in _UNREAD_CONTENT:
+        this route does not read (:data:`UNREAD_CONTENT`), which takes nothing more of the delta unless kept."""
+        for key in UNREAD_CONTENT:
             value = delta.get(key)
             if value:  # the answer without it is not the answer
                 if not self._unknown():
