@@ -839,6 +839,7 @@ def _unknown_captures() -> list[tuple[str, str, bytes]]:
                                   "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}}]}),
                chunk({"tool_calls": [{"index": 0, "id": "ws_1", "type": "web_search",
                                       "web_search": {"query": "wetter köln"}}]}),
+               chunk({"reasoning_details": [{"type": "reasoning.diagram", "index": 0, "svg": "<svg>Dom</svg>"}]}),
                chunk({}, "stop"), "[DONE]")
     ev = orr.ev
     program = {"type": "program", "id": "prg_1", "call_id": "call_p", "code": "run('Köln')", "fingerprint": "fp-Speyer",
@@ -1600,7 +1601,7 @@ def test_canary_rewrite_skips_gemini_candidates_that_are_not_objects_and_plants_
 KEPT_VOCABULARY = {"responses-kept": {"type", "id", "status", "name", "call_id", "item_id"},
                    "anthropic-kept": {"type", "name", "tool_use_id", "file_id"},
                    "gemini-kept": {"language", "outcome", "mimeType"},
-                   "chat-unknown": {"id", "type"},
+                   "chat-unknown": {"id", "type"},  # (and the unknown reasoning detail's type)
                    "responses-unknown": {"type", "id", "call_id", "item_id", "status"},
                    "anthropic-unknown": {"type", "id"},
                    "gemini-unknown": {"id"}}
@@ -1729,7 +1730,7 @@ KEPT_CONTENT = {
                        "Trier", "EqQBCgIYAhIM"],
     "gemini-kept": ["print(sum(range(1, 51)))", "1275", "iVBORw0KGgoAAAANSUhEUgAAAAE=", "files/abc",
                     "https://example.com/", "Köln", "Kö"],
-    "chat-unknown": ["UklGRiQAAABXQVZF", "Hallo Köln", "iVBORw0KGgo", "wetter köln"],
+    "chat-unknown": ["UklGRiQAAABXQVZF", "Hallo Köln", "iVBORw0KGgo", "wetter köln", "<svg>Dom</svg>"],
     "responses-unknown": ["run('Köln')", "fp-Speyer", "gAAAAABo-sealed", "gAAAAABo-early", "Hallo Bonn", "UklGRbonn",
                           "Lagebericht Trier", "Ulm", "plan-Köln"],
     "anthropic-unknown": ["Köln bei Nacht", "✨ geheim", "Lagebericht Mainz"],
@@ -1809,7 +1810,7 @@ def test_canary_rewrite_leaves_nothing_but_the_canary_in_what_an_answer_keeps_of
 
 
 #: Strings planted in each capture of types the route does not know: every copy of each, once.
-UNKNOWN_COUNTS = {"chat-unknown": {"text": 1, "tool_arguments": 0, "error": 0, "kept": 4},
+UNKNOWN_COUNTS = {"chat-unknown": {"text": 1, "tool_arguments": 0, "error": 0, "kept": 5},
                   # encrypted content 3, the reasoning summary part 3, the program 3 x 3 (code, fingerprint, line),
                   # the audio part in its added and done events and 2 closed messages 4 x 2, the 2 unknown events 1 each
                   "responses-unknown": {"text": 1, "tool_arguments": 0, "error": 0, "kept": 25},
@@ -1834,7 +1835,7 @@ def test_canary_rewrite_leaves_objects_whose_type_is_not_a_name_as_they_came(rou
     lines = [{"type": kind, "item": strange, "part": strange, "response": {"output": [strange]},
               "content_block": strange, "delta": strange},
              {"type": kind, "delta": "Trier"}, *own.get(route, ()),
-             {"choices": [{"index": 0, "delta": {"tool_calls": [strange]}}]}]
+             {"choices": [{"index": 0, "delta": {"tool_calls": [strange], "reasoning_details": [strange]}}]}]
     data = sse(*lines)
     planted, counts = canary_capture(data, route, Canary.from_seed(8))
     assert (planted, counts["kept"]) == (data, 0)
@@ -1874,6 +1875,31 @@ def test_canary_rewrite_and_tool_json_break_take_a_list_or_object_wherever_a_sca
         planted, _ = canary_capture(broken, route, Canary.from_seed(8))  # (raised TypeError before)
         assert len(scan_capture(planted, route).data_lines) == len(lines)
         break_tool_json(broken, route, "x")
+
+
+def test_check_plants_the_canary_in_reasoning_details_but_leaves_their_signatures() -> None:
+    from tests.test_vocab_openai_chat import DETAILED
+
+    report = run_check(CHAT, DETAILED)
+    assert report.exit_code == 0, [c.to_dict() for c in report.checks if not c.passed]
+    leak = by_name(report)["leak"].coverage
+    # the three text fragments (the last one empty) and the encrypted data
+    assert leak["substitutions"]["kept"] == 4 and leak["canary_reached_output"] is True
+    canary = Canary.from_seed(8)
+    result = replay(CHAT, [canary_capture(DETAILED, CHAT, canary)[0]]).result
+    assert result is not None and result.outcome.value == "complete"
+    text, encrypted = result.assistant_message["reasoning_details"]
+    assert (text["text"].replace(canary.value, ""), encrypted["data"]) == ("", canary.value)
+    assert (text["signature"], encrypted["id"]) == ("EqQBCkgIARAB", "tool_1")
+
+
+def test_a_failure_that_shows_the_reasoning_details_it_would_send_back_fails_the_leak_check() -> None:
+    # the answer's only content is an encrypted reasoning detail
+    data = sse(chat_chunk({"reasoning_details": [{"type": "reasoning.encrypted", "index": 0, "data": "CiQB4/H"}]}),
+               chat_chunk({"content": ""}, "stop"), "[DONE]")
+    leak = by_name(run_check(CHAT, data, ShowsTheAnswerOfAFailure))["leak"]
+    assert leak.first_failure is not None and leak.first_failure.problem == "canary in stage"
+    assert leak.coverage["substitutions"] == {"text": 0, "tool_arguments": 0, "error": 0, "kept": 1}
 
 
 def test_canary_rewrite_plants_a_reasoning_items_encrypted_content_in_every_copy() -> None:

@@ -14,8 +14,9 @@ from typing import Any
 
 import pytest
 
-from tests.route_fixtures import check, outcome_of, sse
+from tests.route_fixtures import check, outcome_of, replay, sse
 from webclient import Limits
+from webclient._limits import ENTRY_CHARS
 from webclient._routes import StopCategory
 from webclient._routes.openai_chat import STOP_REASONS
 
@@ -189,3 +190,190 @@ def test_logprobs_count_against_the_item_ceiling() -> None:
     size = len(data.decode().split("\n")[0]) - len("data: ")
     assert outcome_of(ROUTE, data, limits=Limits(max_item_chars=size)) == ("complete", None)
     assert outcome_of(ROUTE, data, limits=Limits(max_item_chars=size - 1)) == ("buffer_limit", "items")
+
+
+# -- OpenRouter's reasoning_details (openrouter.ai/docs/use-cases/reasoning-tokens) -------------------------------
+
+def detail(kind: str = "reasoning.text", index: int | None = 0, **fields: Any) -> dict[str, Any]:
+    entry: dict[str, Any] = {"type": kind, **fields}
+    if index is not None:
+        entry["index"] = index
+    return entry
+
+
+#: An Anthropic model's thinking through OpenRouter: the text in fragments (each also as ``reasoning``), the
+#: signature in the last one; a Gemini-style encrypted entry at index 1; the answer; a tool call.
+DETAILED = sse(
+    chunk(ch(role="assistant", content="", reasoning="Check ",
+             reasoning_details=[detail(text="Check ", format="anthropic-claude-v1", signature=None)])),
+    chunk(ch(content="", reasoning="the weather.", reasoning_details=[detail(text="the weather.", format=None)])),
+    chunk(ch(content="", reasoning_details=[detail(text="", signature="EqQBCkgIARAB")])),
+    chunk(ch(content="", reasoning_details=[detail("reasoning.encrypted", 1, data="CiQB4/H/Xk", id="tool_1",
+                                                   format="google-gemini-v1")])),
+    chunk(ch(tool_calls=[{"index": 0, "id": "tool_1", "type": "function",
+                          "function": {"name": "get_weather", "arguments": '{"city":"Oslo"}'}}])),
+    chunk(ch(finish="tool_calls")), "[DONE]")
+
+
+def test_reasoning_details_are_sent_back_whole_in_the_assistant_message() -> None:
+    result, updates = check(ROUTE, DETAILED)
+    assert (result.outcome.value, result.reasoning) == ("complete", "Check the weather.")
+    assert result.assistant_message["reasoning_details"] == [
+        {"type": "reasoning.text", "index": 0, "format": "anthropic-claude-v1", "signature": "EqQBCkgIARAB",
+         "text": "Check the weather."},
+        {"type": "reasoning.encrypted", "index": 1, "id": "tool_1", "format": "google-gemini-v1", "data": "CiQB4/H/Xk"}]
+    assert result.items == () and [c.name for c in result.tool_calls] == ["get_weather"]
+    assert not any("reasoning_details" in str(update) for update in updates)  # sent back, never shown
+
+
+def test_reasoning_details_are_ordered_by_index_and_an_entry_without_one_is_index_0() -> None:
+    data = sse(chunk(ch(reasoning_details=[detail("reasoning.summary", 2, summary="Second.")])),
+               chunk(ch(reasoning_details=[detail("reasoning.summary", None, summary="First")])),
+               chunk(ch(reasoning_details=[detail("reasoning.summary", 0, summary=" part.")])),
+               chunk(ch(reasoning_details=[detail("reasoning.text", 0, text="Own entry.")])),
+               chunk(ch(content="A", finish="stop")), "[DONE]")
+    result, _ = check(ROUTE, data)
+    assert result.assistant_message["reasoning_details"] == [
+        {"type": "reasoning.summary", "index": 0, "summary": "First part."},
+        {"type": "reasoning.text", "index": 0, "text": "Own entry."},
+        {"type": "reasoning.summary", "index": 2, "summary": "Second."}]
+
+
+def test_a_later_empty_or_null_signature_id_or_format_leaves_the_earlier_one() -> None:
+    data = sse(chunk(ch(reasoning_details=[detail(text="a", signature="S1", id="i1", format="f1")])),
+               chunk(ch(reasoning_details=[detail(text="b", signature="", id="", format=None)])),
+               chunk(ch(reasoning_details=[detail(text="c", signature="S2")])),
+               chunk(ch(content="A", finish="stop")), "[DONE]")
+    result, _ = check(ROUTE, data)
+    assert result.assistant_message["reasoning_details"] == [
+        {"type": "reasoning.text", "index": 0, "signature": "S2", "id": "i1", "format": "f1", "text": "abc"}]
+
+
+def test_an_unknown_reasoning_detail_type_fails_closed_unless_kept() -> None:
+    strange = detail("reasoning.diagram", 0, svg="<svg/>")
+    data = sse(chunk(ch(reasoning_details=[strange])), chunk(ch(content="A", finish="stop")), "[DONE]")
+    assert outcome_of(ROUTE, data) == ("protocol_error", "unknown_type")
+    kept, _ = check(ROUTE, data, keep_unknown_items=True)
+    assert (kept.outcome.value, kept.items) == ("complete", ({"reasoning_details": [strange]},))
+    assert "reasoning_details" not in kept.assistant_message
+
+
+@pytest.mark.parametrize("details", [
+    "reasoning", {"type": "reasoning.text"}, ["text"], [detail(index=-1)], [detail(index="0")], [detail(index=True)],
+    [detail(index=1.0)], [{"text": "x"}], [detail(kind=["reasoning.text"])], [detail(text=5)], [detail(signature=5)],
+    [detail(id=7)], [detail(format={"x": 1})], [detail("reasoning.encrypted", data=["x"])],
+])
+def test_a_reasoning_detail_that_is_not_an_entry_of_the_documented_shape_is_envelope(details: Any) -> None:
+    data = sse(chunk(ch(reasoning_details=details)), chunk(ch(content="A", finish="stop")), "[DONE]")
+    assert outcome_of(ROUTE, data) == ("protocol_error", "envelope")
+
+
+def test_reasoning_details_after_the_finish_reason_are_a_closed_block() -> None:
+    data = sse(chunk(ch(content="A", finish="stop")), chunk(ch(reasoning_details=[detail(text="late")])), "[DONE]")
+    assert outcome_of(ROUTE, data) == ("protocol_error", "closed_block")
+    empty = sse(chunk(ch(content="A", finish="stop")), chunk(ch(reasoning_details=[])), "[DONE]")
+    assert outcome_of(ROUTE, empty) == ("complete", None)
+
+
+def test_a_surrogate_pair_split_across_reasoning_detail_fragments_is_one_character_and_an_unpaired_one_fails() -> None:
+    # sse writes JSON with \\u escapes: each half of the pair arrives as its own escape in its own fragment
+    paired = sse(chunk(ch(reasoning_details=[detail(text="Ok \ud83d")])),
+                 chunk(ch(reasoning_details=[detail(text="\ude00")])), chunk(ch(content="A", finish="stop")), "[DONE]")
+    result, _ = check(ROUTE, paired)
+    assert result.assistant_message["reasoning_details"][0]["text"] == "Ok \U0001f600"
+    unpaired = sse(chunk(ch(reasoning_details=[detail(text="Ok \ud83d")])), chunk(ch(content="A", finish="stop")),
+                   "[DONE]")
+    assert outcome_of(ROUTE, unpaired) == ("payload_error", "unpaired_surrogate")
+    cut, _ = check(ROUTE, sse(chunk(ch(reasoning_details=[detail(text="Ok \ud83d")]))))  # no finish: shown, encodable
+    assert cut.outcome.value == "truncated"
+    assert cut.assistant_message["reasoning_details"][0]["text"] == "Ok \ufffd"
+
+
+def test_reasoning_detail_text_counts_against_the_text_and_retained_ceilings() -> None:
+    data = sse(chunk(ch(reasoning_details=[detail(text="x" * 40)])),
+               chunk(ch(reasoning_details=[detail("reasoning.encrypted", 1, data="y" * 40)])),
+               chunk(ch(content="A", finish="stop")), "[DONE]")
+    assert outcome_of(ROUTE, data, limits=Limits(max_text_chars=40)) == ("complete", None)
+    assert outcome_of(ROUTE, data, limits=Limits(max_text_chars=39)) == ("buffer_limit", "text")
+    bare = sse(chunk(ch(content="A", finish="stop")), "[DONE]")
+    # each entry: one entry's worth, and its text
+    assert replay(ROUTE, [data]).retained_chars - replay(ROUTE, [bare]).retained_chars == 2 * ENTRY_CHARS + 80
+    retained = replay(ROUTE, [data]).retained_chars
+    assert outcome_of(ROUTE, data, limits=Limits(max_retained_chars=retained)) == ("complete", None)
+    assert outcome_of(ROUTE, data, limits=Limits(max_retained_chars=retained - 1)) == ("buffer_limit", "retained")
+    signed = sse(chunk(ch(reasoning_details=[detail(text="a", signature="s" * 50)])),
+                 chunk(ch(content="A", finish="stop")), "[DONE]")
+    assert outcome_of(ROUTE, signed, limits=Limits(max_signature_chars=49)) == ("buffer_limit", "signatures")
+
+
+def failed(data: bytes, **session_kwargs: Any) -> Any:
+    result = replay(ROUTE, [data], **session_kwargs).result
+    assert result is not None and result.outcome.value != "complete"
+    return result
+
+
+@pytest.mark.parametrize("entry", [detail(index=-1, text="x"), detail(index="0", text="x"),
+                                   detail(index=True, text="x"), detail(id=7), detail(format={"x": 1}),
+                                   detail(text="x", id=["i"]), detail(text="x", format=5)])
+def test_a_refused_reasoning_detail_leaves_nothing_in_the_answer_shown(entry: dict[str, Any]) -> None:
+    data = sse(chunk(ch(content="A", reasoning_details=[entry])), chunk(ch(finish="stop")), "[DONE]")
+    result = failed(data)
+    assert (result.outcome.value, result.stage) == ("protocol_error", "envelope")
+    assert "reasoning_details" not in result.assistant_message
+
+
+def test_reasoning_details_and_tool_calls_of_one_delta_are_both_taken_and_a_refused_detail_takes_neither() -> None:
+    call = [{"index": 0, "id": "call_1", "type": "function", "function": {"name": "f", "arguments": "{}"}}]
+    both = sse(chunk(ch(reasoning_details=[detail(text="Plan.")], tool_calls=call)), chunk(ch(finish="tool_calls")),
+               "[DONE]")
+    result, _ = check(ROUTE, both)
+    assert ([c.name for c in result.tool_calls], len(result.assistant_message["reasoning_details"])) == (["f"], 1)
+    refused = sse(chunk(ch(reasoning_details=[detail(index=-1)], tool_calls=call)), chunk(ch(finish="tool_calls")),
+                  "[DONE]")
+    assert failed(refused).tool_calls == ()
+
+
+def test_a_detail_that_trips_a_ceiling_keeps_nothing_of_what_tripped_it() -> None:
+    text = sse(chunk(ch(reasoning_details=[detail(text="x" * 20)])),
+               chunk(ch(reasoning_details=[detail(text="y" * 21)])), chunk(ch(content="A", finish="stop")), "[DONE]")
+    assert outcome_of(ROUTE, text, limits=Limits(max_text_chars=41)) == ("complete", None)
+    over = failed(text, limits=Limits(max_text_chars=40))  # the ceiling is the joined entry's, not a fragment's
+    assert (over.stage, over.assistant_message["reasoning_details"][0]["text"]) == ("text", "x" * 20)
+    # the entry's own charge, then its text, each the last charge before the finish reason's
+    for late, extra in ((detail("reasoning.encrypted"), 0), (detail("reasoning.encrypted", data="zz"), 2)):
+        head = [chunk(ch(content="A")), chunk(ch(reasoning_details=[late]))]
+        retained = replay(ROUTE, [sse(*head)]).retained_chars
+        cut = failed(sse(*head, chunk(ch(finish="stop")), "[DONE]"), limits=Limits(max_retained_chars=retained - 1))
+        assert cut.stage == "retained"
+        if extra:
+            assert cut.assistant_message["reasoning_details"][0]["data"] == ""
+        else:
+            assert "reasoning_details" not in cut.assistant_message
+
+
+def test_an_id_or_format_is_charged_by_what_it_adds_and_one_with_a_surrogate_is_refused() -> None:
+    bare = sse(chunk(ch(content="A", finish="stop")), "[DONE]")
+    once = sse(chunk(ch(reasoning_details=[detail(id="abc", format="f-1")])), chunk(ch(content="A", finish="stop")),
+               "[DONE]")
+    twice = sse(chunk(ch(reasoning_details=[detail(id="a", format="f")])),
+                chunk(ch(reasoning_details=[detail(id="abc", format="f-1")])), chunk(ch(content="A", finish="stop")),
+                "[DONE]")
+    base = replay(ROUTE, [bare]).retained_chars
+    assert replay(ROUTE, [once]).retained_chars - base == ENTRY_CHARS + 6
+    assert replay(ROUTE, [twice]).retained_chars - base == ENTRY_CHARS + 6
+    for key in ("id", "format"):
+        data = sse(chunk(ch(reasoning_details=[detail(**{key: "x\ud800"})])), chunk(ch(content="A", finish="stop")),
+                   "[DONE]")
+        result = failed(data)
+        assert (result.outcome.value, result.stage) == ("payload_error", "unpaired_surrogate")
+        assert key not in result.assistant_message["reasoning_details"][0]
+
+
+def test_a_later_signature_replaces_the_earlier_one_against_the_signature_ceiling() -> None:
+    data = sse(chunk(ch(reasoning_details=[detail(text="a", signature="s" * 30)])),
+               chunk(ch(reasoning_details=[detail(signature="t" * 30)])), chunk(ch(content="A", finish="stop")),
+               "[DONE]")
+    result, _ = check(ROUTE, data, limits=Limits(max_signature_chars=30))
+    assert result.assistant_message["reasoning_details"][0]["signature"] == "t" * 30
+    over = failed(data, limits=Limits(max_signature_chars=29))
+    assert over.stage == "signatures" and "signature" not in over.assistant_message["reasoning_details"][0]

@@ -673,11 +673,12 @@ def _unknown_type(value: Any, types: Mapping[str, str], *, part: bool) -> bool:
 
 
 def _chat_kept(obj: Any, line: int, out: _SlotSink) -> None:
-    """Chat: a delta's ``annotations`` (citations), a choice's ``logprobs`` (their tokens), and what
+    """Chat: a delta's ``annotations`` (citations), a choice's ``logprobs`` (their tokens), the streamed
+    text, summary or encrypted data of its OpenRouter ``reasoning_details`` (not their signatures), and what
     the route keeps only with ``keep_unknown_items``: a delta's audio and images
-    (:data:`~webclient._routes.openai_chat.UNREAD_CONTENT`) and tool-call fragments of a type it does
-    not know."""
-    from ._routes.openai_chat import UNREAD_CONTENT  # deferred, as in _known
+    (:data:`~webclient._routes.openai_chat.UNREAD_CONTENT`), tool-call fragments and reasoning-detail entries
+    of types it does not know."""
+    from ._routes.openai_chat import DETAIL_FIELDS, UNREAD_CONTENT  # deferred, as in _known
 
     types = _known("openai-chat")[0]
     choices = obj.get("choices") if isinstance(obj, dict) else None
@@ -691,6 +692,16 @@ def _chat_kept(obj: Any, line: int, out: _SlotSink) -> None:
             continue
         if isinstance(delta.get("annotations"), list):
             _kept(delta, "annotations", line, out)
+        details = delta.get("reasoning_details")
+        for index, entry in enumerate(details if isinstance(details, list) else ()):
+            kind = entry.get("type") if isinstance(entry, dict) else None
+            if not isinstance(kind, str):
+                continue
+            field = DETAIL_FIELDS.get(kind)
+            if field is None:
+                _kept(details, index, line, out)
+            elif isinstance(entry.get(field), str):
+                _kept(entry, field, line, out)
         for key in UNREAD_CONTENT:
             if delta.get(key):
                 _kept(delta, key, line, out)

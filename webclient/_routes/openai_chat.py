@@ -30,20 +30,29 @@ Wire facts (``route-contracts.md`` §1):
 * terminal: ``[DONE]`` after every choice seen has a ``finish_reason``; ``[DONE]`` without one is
   ``truncated`` (``missing_stop``). A usage-only chunk (``choices: []``) and Azure's leading
   ``prompt_filter_results`` chunk carry no choices and are fine anywhere before ``[DONE]``.
+* OpenRouter's ``delta.reasoning_details`` (:data:`DETAIL_FIELDS`): the entries of one type and
+  ``index`` are one entry, its text (``text``, ``summary`` or encrypted ``data``) joined from their
+  fragments (text ceiling, ``retained``, surrogate pairs as for text), its ``id`` and ``format`` the
+  latest non-empty ones, its ``signature`` through the signature ceiling. They are sent back, never
+  shown (the reasoning text also arrives as ``reasoning``). An entry type outside the three is
+  ``unknown_type`` (kept verbatim in ``items`` with ``keep_unknown_items``); a malformed entry is
+  ``envelope``; after the choice's ``finish_reason`` one is ``closed_block``.
 * assistant message: ``{"role": "assistant", "content", "refusal"?, "tool_calls"? |
-  "function_call"?, "reasoning_content"?}`` (the last with the session's
-  ``include_reasoning_content``, for servers such as DeepSeek that want it back with tool calls).
+  "function_call"?, "reasoning_content"?, "reasoning_details"?}`` (``reasoning_content`` with the
+  session's ``include_reasoning_content``, for servers such as DeepSeek that want it back with tool
+  calls; ``reasoning_details``, in ``index`` order, whenever the stream carried them).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from .._limits import ENTRY_CHARS
 from .._outcome import Outcome
 from .._toolcalls import ToolCallBuffer
 from .._updates import JSON, ToolCall
-from ._base import ChoiceState, RouteAccumulator, RouteContract, stop_table
+from ._base import ChoiceState, RouteAccumulator, RouteContract, TextBuffer, stop_table
 
 #: ``finish_reason`` by category: OpenAI Chat and the OpenAI-compatible servers and gateways.
 #:
@@ -105,10 +114,34 @@ CONTRACT = RouteContract(
 )
 
 
+class _Detail:
+    """One OpenRouter ``reasoning_details`` entry of a choice as it accumulates: its fields taken whole
+    (``type``, ``index``, then ``id``, ``format``, ``signature`` as they come, the latest non-empty value
+    standing) and the text of its streamed field."""
+
+    __slots__ = ("field", "fields", "text")
+
+    def __init__(self, kind: str, index: int, field: str) -> None:
+        self.fields: dict[str, Any] = {"type": kind, "index": index}
+        #: Which field streams (:data:`DETAIL_FIELDS`).
+        self.field = field
+        self.text = TextBuffer("reasoning_details", index)
+
+    def native(self) -> dict[str, Any]:
+        """The entry as the assistant message sends it back."""
+        return {**self.fields, self.field: self.text.joined()}
+
+
+def _detail_index(detail: _Detail) -> int:
+    """The sort key of the entries sent back: their ``index`` (arrival order among equal ones)."""
+    index: int = detail.fields["index"]
+    return index
+
+
 class _Choice(ChoiceState):
     """Per-choice accumulation, plus how tool-call fragments find their call."""
 
-    __slots__ = ("by_id", "by_index", "kept", "latest", "legacy", "logprobs")
+    __slots__ = ("by_id", "by_index", "details", "kept", "latest", "legacy", "logprobs")
 
     def __init__(self, index: int) -> None:
         super().__init__(index)
@@ -120,6 +153,8 @@ class _Choice(ChoiceState):
         self.logprobs: dict[str, list[JSON]] | None = None
         #: Tool-call fragments of unknown types kept verbatim (``keep_unknown``).
         self.kept: list[JSON] = []
+        #: OpenRouter ``reasoning_details`` entries by (type, index), once a delta carried one.
+        self.details: dict[tuple[str, int], _Detail] | None = None
 
 
 #: Delta fields that carry answer content in a form this route does not accumulate: OpenAI's audio
@@ -130,12 +165,20 @@ class _Choice(ChoiceState):
 #: the session's ``keep_unknown_items``): committed without it, the answer would be empty or partial.
 UNREAD_CONTENT = ("audio", "images")
 
+#: OpenRouter's ``delta.reasoning_details`` (https://openrouter.ai/docs/use-cases/reasoning-tokens, "Reasoning
+#: Details"; "Preserving reasoning blocks": pass them back unmodified in the assistant message to continue the
+#: reasoning, which some models need across tool calls): entry type -> the field whose text streams in fragments
+#: (``reasoning.text`` with its ``signature``, ``reasoning.summary``, ``reasoning.encrypted`` with opaque
+#: ``data``). Entries of one type and ``index`` are one entry; another type is ``unknown_type`` (kept verbatim in
+#: ``items`` with ``keep_unknown_items``): committed without it, the reasoning sent back would lack it.
+DETAIL_FIELDS = {"reasoning.text": "text", "reasoning.summary": "summary", "reasoning.encrypted": "data"}
+
 
 def _has_payload(delta: dict[str, Any]) -> bool:
     """Whether a delta carries anything beyond empty placeholders (role, "" content, [] ...)."""
     return bool(
         delta.get("content") or delta.get("refusal") or delta.get("reasoning_content") or delta.get("reasoning")
-        or delta.get("tool_calls") or delta.get("function_call")
+        or delta.get("reasoning_details") or delta.get("tool_calls") or delta.get("function_call")
     )
 
 
@@ -229,6 +272,9 @@ class OpenAIChatAccumulator(RouteAccumulator):
         reasoning = delta.get("reasoning_content") or delta.get("reasoning")
         if reasoning and not self._optional_text(st.reasoning, reasoning):
             return
+        details = delta.get("reasoning_details")
+        if details and not self._each(details, self._detail, st):
+            return
         fragments = delta.get("tool_calls")
         if fragments is not None and not self._each(fragments, self._tool_fragment, st):  # ("", 0, {}: envelope)
             return
@@ -240,6 +286,63 @@ class OpenAIChatAccumulator(RouteAccumulator):
         annotations = delta.get("annotations")
         if annotations:
             self._each(annotations, self._cite, st.citations)
+
+    def _detail(self, st: _Choice, entry: object) -> None:
+        """One ``reasoning_details`` entry (:data:`DETAIL_FIELDS`): its streamed field's fragment joins the
+        entry of its type and ``index`` (absent: 0), under the text ceiling and ``retained``; ``id`` and
+        ``format`` are taken whole, the ``signature`` as a signature (ceiling ``signatures``). Anything
+        but an object with a string type, a non-negative integer index and string fields is ``envelope``."""
+        e: dict[str, Any] = entry if isinstance(entry, dict) else {}  # (not an object: no type, refused below)
+        kind, index = e.get("type"), e.get("index", 0)
+        if kind.__class__ is not str or index.__class__ is not int or index < 0:
+            self._protocol("envelope")
+            return
+        field = DETAIL_FIELDS.get(kind)
+        if field is None:
+            if self._unknown():
+                st.kept.append({"reasoning_details": [e]})
+            return
+        fragment, signature = e.get(field), e.get("signature")
+        if any(v is not None and v.__class__ is not str for v in (fragment, signature, e.get("id"), e.get("format"))):
+            self._protocol("envelope")
+            return
+        details = st.details
+        if details is None:
+            details = st.details = {}
+        detail = details.get((kind, index))
+        if detail is None:
+            if not self._hold(ENTRY_CHARS):
+                return
+            detail = details[(kind, index)] = _Detail(kind, index, field)
+        if fragment:
+            buf = detail.text
+            size = buf.size + len(fragment)
+            if size > self._max_text:
+                self._fail(Outcome.BUFFER_LIMIT, "text")
+                return
+            if not self._hold(len(fragment)):
+                return
+            buf.parts.append(fragment)
+            buf.size = size
+        fields = detail.fields
+        for key in ("id", "format"):
+            value = e.get(key)
+            if value:
+                if not self._whole_string(value) or not self._hold(len(value) - len(fields.get(key, ""))):
+                    return
+                fields[key] = value
+        if signature:
+            if not self._sign(fields.get("signature", ""), signature):
+                return
+            fields["signature"] = signature
+
+    def _text_buffers(self) -> Iterable[TextBuffer]:
+        """The choices' text channels, and the streamed fields of their ``reasoning_details`` entries."""
+        yield from super()._text_buffers()
+        for c in self._choices.values():
+            details = c.details if isinstance(c, _Choice) else None  # (every choice of this route is one)
+            for detail in details.values() if details else ():
+                yield detail.text
 
     # -- tool calls ----------------------------------------------------------------------
 
@@ -407,5 +510,7 @@ class OpenAIChatAccumulator(RouteAccumulator):
             message["function_call"] = {"name": st.legacy.name, "arguments": st.legacy.joined()}
         if self._reasoning_content:
             message["reasoning_content"] = st.reasoning.joined()
+        if st.details:
+            message["reasoning_details"] = [d.native() for d in sorted(st.details.values(), key=_detail_index)]
         return {"items": tuple(st.kept), "citations": tuple(st.citations), "logprobs": st.logprobs,
                 "assistant_message": message}
