@@ -211,8 +211,8 @@ def test_session_options_reach_the_replayed_session(tmp_path: Path, capsys: pyte
     unknown.write_bytes(next(d for _, n, d in UNKNOWN_CAPTURES if n == "chat-unknown"))
     assert run(["--route", CHAT, str(unknown)], capsys)[1]["stage"] == "unknown_type"
     code, out = run(["--route", CHAT, "--keep-unknown-items", str(unknown)], capsys)
-    assert code == 0 and [sorted(item) for item in out["items"]] == [["audio"], ["images"], ["id", "index", "type",
-                                                                                               "web_search"]]
+    assert code == 0 and [sorted(item) for item in out["items"]] == [
+        ["audio"], ["images"], ["id", "index", "type", "web_search"], ["reasoning_details"]]
     reasoning = tmp_path / "reasoning.sse"
     reasoning.write_bytes(sse(chat_chunk({"role": "assistant", "reasoning_content": "Plan.", "content": "H\u00e9"}),
                               chat_chunk({}, "length"), "[DONE]").replace(b"H\\u00e9", b"H\xff"))
