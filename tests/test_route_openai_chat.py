@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from tests.route_fixtures import check, outcome_of, sse
+from tests.route_fixtures import check, outcome_of, replay, sse
 from webclient import Limits
 
 ROUTE = "openai-chat"
@@ -308,3 +308,26 @@ def test_choice_count_ceiling_is_buffer_limit_blocks() -> None:
     data = sse(chunk(ch(0, content="a", finish="stop")), chunk(ch(1, content="b", finish="stop")), DONE)
     assert outcome_of(ROUTE, data, limits=Limits(max_blocks=2)) == ("complete", None)
     assert outcome_of(ROUTE, data, limits=Limits(max_blocks=1)) == ("buffer_limit", "blocks")
+
+
+# -- found by a sampled mutation run of _routes/_base.py (2026-12-06, seed 11) ----------------------------------
+
+def test_a_call_validated_at_its_finish_reason_is_announced_valid_but_not_ready_before_the_response_completes() -> None:
+    data = sse(chunk(ch(tool_calls=[tc(0, "call_1", "f", '{"a": 1}')])), chunk(ch(finish="tool_calls")), DONE)
+    result, updates = check(ROUTE, data)
+    settled = [u for u in updates if u["kind"] == "tool_call" and u["state"] == "valid"]
+    assert settled == [{"kind": "tool_call", "call": 0, "id": "call_1", "name": "f", "state": "valid",
+                        "arguments": {"a": 1}, "ready": False}]
+    assert (result.outcome.value, result.tool_calls[0].ready) == ("complete", True)
+
+
+def test_a_pair_split_across_argument_fragments_is_one_character_in_the_input_sent_back() -> None:
+    data = sse(chunk(ch(tool_calls=[tc(0, "call_1", "f", '{"q":"\ud83d')])),
+               chunk(ch(tool_calls=[tc(0, None, None, '\ude00"}')])), chunk(ch(finish="tool_calls")), DONE)
+    result, _ = check(ROUTE, data)
+    assert [(c.input_text, c.arguments) for c in result.tool_calls] == [('{"q":"\U0001f600"}', {"q": "\U0001f600"})]
+    assert result.assistant_message["tool_calls"][0]["function"]["arguments"] == '{"q":"\U0001f600"}'
+    # and the input is charged as one character, as if it had come whole
+    whole = sse(chunk(ch(tool_calls=[tc(0, "call_1", "f", '{"q":"')])),
+                chunk(ch(tool_calls=[tc(0, None, None, '\U0001f600"}')])), chunk(ch(finish="tool_calls")), DONE)
+    assert replay(ROUTE, [data]).retained_chars == replay(ROUTE, [whole]).retained_chars
