@@ -637,9 +637,7 @@ def _vocabulary_key(key: str) -> bool:
 @functools.cache
 def _roles(route: str, *wanted: str) -> frozenset[str]:
     """The content types the route's contract gives one of the ``wanted`` roles."""
-    from ._routes import ROUTES  # deferred, as in _ignores_done
-
-    return frozenset(name for name, role in ROUTES[route].contract.content_types.items() if role in wanted)
+    return frozenset(name for name, role in _known(route)[0].items() if role in wanted)
 
 
 @functools.cache
@@ -662,11 +660,17 @@ def _kept_fields(obj: dict[str, Any], line: int, out: _SlotSink) -> None:
             _kept(obj, key, line, out)
 
 
+def _type_name(value: Any) -> str | None:
+    """``value``'s ``type`` when ``value`` is an object and its type a string (a name), else ``None``."""
+    kind = value.get("type") if isinstance(value, dict) else None
+    return kind if isinstance(kind, str) else None
+
+
 def _unknown_type(value: Any, types: Mapping[str, str], *, part: bool) -> bool:
     """Whether ``value`` is an object whose ``type`` names no item (``part=False``) or no part
     (``part=True``) of the route's table (a Responses item or content / summary part)."""
-    kind = value.get("type") if isinstance(value, dict) else None
-    if not isinstance(kind, str):
+    kind = _type_name(value)
+    if kind is None:
         return False
     role = types.get(kind, "")
     return not role.endswith("part") if part else (not role or role.endswith("part"))
@@ -694,8 +698,8 @@ def _chat_kept(obj: Any, line: int, out: _SlotSink) -> None:
             _kept(delta, "annotations", line, out)
         details = delta.get("reasoning_details")
         for index, entry in enumerate(details if isinstance(details, list) else ()):
-            kind = entry.get("type") if isinstance(entry, dict) else None
-            if not isinstance(kind, str):
+            kind = _type_name(entry)
+            if kind is None:
                 continue
             field = DETAIL_FIELDS.get(kind)
             if field is None:
@@ -707,8 +711,8 @@ def _chat_kept(obj: Any, line: int, out: _SlotSink) -> None:
                 _kept(delta, key, line, out)
         calls = delta.get("tool_calls")
         for index, call in enumerate(calls if isinstance(calls, list) else ()):
-            kind = call.get("type") if isinstance(call, dict) else None
-            if isinstance(kind, str) and kind not in types:
+            kind = _type_name(call)
+            if kind is not None and kind not in types:
                 _kept(calls, index, line, out)
 
 
@@ -758,9 +762,7 @@ def _responses_kept(obj: Any, line: int, out: _SlotSink) -> None:
     while stack:
         node = stack.pop()
         for key, value in node.items() if isinstance(node, dict) else enumerate(node):
-            item_type = value.get("type") if isinstance(value, dict) else None
-            if not isinstance(item_type, str):  # (no type, or one that is not a name: not a kind of item)
-                item_type = None
+            item_type = _type_name(value)  # (no type, or one that is not a name: not a kind of item)
             if item_type in hosted or key in ("annotation", "annotations"):
                 _kept(node, key, line, out)
             elif item_type in _WHOLE_CALL_FIELDS:
@@ -790,21 +792,21 @@ def _anthropic_kept(obj: Any, line: int, out: _SlotSink) -> None:
         _kept_fields(obj, line, out)
     block, delta = obj.get("content_block"), obj.get("delta")
     if isinstance(block, dict):
-        block_type = block.get("type")
-        if isinstance(block_type, str) and (
+        block_type = _type_name(block)
+        if block_type is not None and (
                 block_type in _roles("anthropic-messages", "result", "compaction") or block_type not in types):
             _kept(obj, "content_block", line, out)
         elif isinstance(block.get("citations"), list):
             _kept(block, "citations", line, out)
     if isinstance(delta, dict):
-        delta_type = delta.get("type")
+        delta_type = _type_name(delta)
         if delta_type == "citations_delta" and "citation" in delta:
             _kept(delta, "citation", line, out)
         elif delta_type == "compaction_delta":
             for key in ("content", "encrypted_content"):
                 if isinstance(delta.get(key), str):
                     _kept(delta, key, line, out)
-        elif kind == "content_block_delta" and isinstance(delta_type, str) and delta_type not in DELTA_TARGETS:
+        elif kind == "content_block_delta" and delta_type is not None and delta_type not in DELTA_TARGETS:
             _kept_fields(delta, line, out)
 
 
@@ -813,9 +815,10 @@ def _gemini_kept(obj: Any, line: int, out: _SlotSink) -> None:
     ``fileData``) and a candidate's ``groundingMetadata``, ``urlContextMetadata`` and
     ``citationMetadata``; and the fields the route does not know of a part it keeps only with
     ``keep_unknown_items``."""
+    from ._routes.gemini import PART_FIELDS  # deferred, as in _known
+
     candidates = obj.get("candidates") if isinstance(obj, dict) else None
     part_fields = _roles("gemini", "data:item")
-    known = frozenset(name for name, role in _known("gemini")[0].items() if not role.startswith("candidate"))
     candidate_fields = _roles("gemini", "candidate:item", "candidate:citations")
     for cand in candidates if isinstance(candidates, list) else ():
         if not isinstance(cand, dict):
@@ -827,7 +830,7 @@ def _gemini_kept(obj: Any, line: int, out: _SlotSink) -> None:
         for part in parts if isinstance(parts, list) else ():
             if isinstance(part, dict):
                 for key in part:
-                    if key in part_fields or (key not in known and not _vocabulary_key(key)):
+                    if key in part_fields or (key not in PART_FIELDS and not _vocabulary_key(key)):
                         _kept(part, key, line, out)
 
 

@@ -97,7 +97,8 @@ CONTENT_TYPES = {
     "urlContextMetadata": "candidate:item",
     "citationMetadata": "candidate:citations",
 }
-_PART_FIELDS = frozenset(k for k, v in CONTENT_TYPES.items() if not v.startswith("candidate"))
+#: The part fields this route reads (a part with any other is ``unknown_type``; ``check`` plants the others).
+PART_FIELDS = frozenset(k for k, v in CONTENT_TYPES.items() if not v.startswith("candidate"))
 _DATA_FIELDS = frozenset(k for k, v in CONTENT_TYPES.items() if v.startswith("data"))
 #: Candidate fields kept whole as items (the latest of each): read from the table, so the contract names them.
 _CANDIDATE_ITEMS = tuple(k for k, v in CONTENT_TYPES.items() if v == "candidate:item")
@@ -407,7 +408,7 @@ class GeminiAccumulator(RouteAccumulator):
         if len(data) > 1:
             self._protocol("envelope")
             return
-        if not keys <= _PART_FIELDS:
+        if not keys <= PART_FIELDS:
             if self._unknown() and self._add_part(st, p):
                 st.items.append(p)
             return

@@ -315,15 +315,9 @@ class OpenAIChatAccumulator(RouteAccumulator):
                 return
             detail = details[(kind, index)] = _Detail(kind, index, field)
         if fragment:
-            buf = detail.text
-            size = buf.size + len(fragment)
-            if size > self._max_text:
-                self._fail(Outcome.BUFFER_LIMIT, "text")
+            if not self._held(detail.text, len(fragment), self._max_text, "text"):
                 return
-            if not self._hold(len(fragment)):
-                return
-            buf.parts.append(fragment)
-            buf.size = size
+            detail.text.parts.append(fragment)
         fields = detail.fields
         for key in ("id", "format"):
             value = e.get(key)
