@@ -842,8 +842,8 @@ def _unknown_captures() -> list[tuple[str, str, bytes]]:
                chunk({"reasoning_details": [{"type": "reasoning.diagram", "index": 0, "svg": "<svg>Dom</svg>"}]}),
                chunk({}, "stop"), "[DONE]")
     ev = orr.ev
-    program = {"type": "program", "id": "prg_1", "call_id": "call_p", "code": "run('Köln')", "fingerprint": "fp-Speyer",
-               "content": [{"type": "program_line", "text": "x = 'Ulm'"}]}
+    program = {"type": "hologram_program", "id": "prg_1", "call_id": "call_p", "code": "run('Köln')",
+               "fingerprint": "fp-Speyer", "content": [{"type": "program_line", "text": "x = 'Ulm'"}]}
     reasoning = {"id": "rs_1", "type": "reasoning", "encrypted_content": "gAAAAABo-sealed==",
                  "summary": [{"type": "summary_image", "url": "https://example.com/plan-Köln"}]}
     done = {"id": "msg_1", "type": "message", "status": "completed", "role": "assistant",
@@ -1571,6 +1571,32 @@ def test_canary_rewrite_keeps_two_tool_blocks_of_one_anthropic_message_apart() -
     result = replay("anthropic-messages", [planted]).result
     assert result is not None and [c.arguments for c in result.tool_calls] == [{"q": canary.value},
                                                                                {"r": canary.value}]
+
+
+def test_canary_rewrite_plants_the_canary_in_the_blocks_an_anthropic_message_starts_with_and_check_passes() -> None:
+    # Programmatic tool calling: the message starts with its blocks whole (tests/test_vocab_anthropic_messages.py).
+    from tests import test_vocab_anthropic_messages as am
+
+    result_block = {"type": "code_execution_tool_result", "tool_use_id": "srvtoolu_1",
+                    "content": {"type": "code_execution_result", "stdout": "alpha-out", "stderr": "", "return_code": 0,
+                                "content": []}}
+    content = [result_block, {"type": "text", "text": "beta-text"},
+               {"type": "thinking", "thinking": "gamma-thought", "signature": "sig-1"},
+               {**am.ROLL, "input": {"player": "delta-arg"}}]
+    data = am.started_with(content, *am.text(4, "epsilon"), stop=None, tail=[
+        {"type": "message_delta", "delta": {"stop_reason": "tool_use"}}, {"type": "message_stop"}])
+    canary = Canary.from_seed(12)
+    planted, counts = canary_capture(data, "anthropic-messages", canary)
+    assert counts == {"text": 3, "tool_arguments": 1, "error": 0, "kept": 2}  # stdout and stderr of the result
+    for word in (b"alpha", b"beta", b"gamma", b"delta-arg", b"epsilon"):
+        assert word not in planted
+    assert b'"signature":"sig-1"' in planted and b"srvtoolu_1" in planted  # signatures and ids as they came
+    result = replay("anthropic-messages", [planted]).result
+    assert result is not None and result.committed
+    assert result.text == canary.value * 2 and result.reasoning == canary.value
+    assert [c.arguments for c in result.tool_calls] == [{"player": canary.value}]
+    report = run_check("anthropic-messages", data)
+    assert report.exit_code == 0, [c.to_dict() for c in report.checks if not c.passed]
 
 
 def test_canary_rewrite_skips_gemini_parts_that_are_not_objects_and_counts_each_argument_string() -> None:

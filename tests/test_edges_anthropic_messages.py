@@ -132,15 +132,21 @@ def test_a_message_start_without_a_message_object_is_protocol_error(message_valu
     assert outcome_of(ROUTE, data) == ("protocol_error", "envelope")
 
 
-@pytest.mark.parametrize("content", [[{"type": "text", "text": "Hi"}], [{"type": "tool_use", "id": "toolu_0",
-                                                                         "name": "rm_rf", "input": {}}],
-                                     "Hi", {"type": "text"}, 0, [None]],
-                         ids=["text-block", "tool-block", "string", "object", "number", "null-block"])
-def test_a_message_that_starts_with_content_is_envelope_its_blocks_would_never_be_read(content: Any) -> None:
+@pytest.mark.parametrize("content", ["Hi", {"type": "text"}, 0, True, [None], ["text"], [[]], [{"text": "Hi"}]],
+                         ids=["string", "object", "number", "bool", "null-block", "string-block", "list-block",
+                              "untyped-block"])
+def test_a_message_that_starts_with_content_that_is_not_a_list_of_blocks_is_envelope(content: Any) -> None:
     head = {"type": "message_start", "message": {**START["message"], "content": content}}
+    result, updates = check(ROUTE, message(*text(len(content) if isinstance(content, list) else 0, "a"), head=head))
+    assert (result.outcome.value, result.stage, result.text, result.tool_calls) == ("protocol_error", "envelope",
+                                                                                   "", ())
+    assert updates == []  # nothing of the message was announced
+
+
+def test_a_streamed_block_at_the_index_of_a_block_the_message_started_with_is_a_duplicate() -> None:
+    head = {"type": "message_start", "message": {**START["message"], "content": [{"type": "text", "text": "Hi"}]}}
     result, _ = check(ROUTE, message(*text(0, "a"), head=head))
-    assert (result.outcome.value, result.stage, result.text, result.response_id) == ("protocol_error", "envelope",
-                                                                                   "", None)
+    assert (result.outcome.value, result.stage, result.text) == ("protocol_error", "duplicate_block", "Hi")
 
 
 def test_a_message_that_starts_without_content_or_with_null_content_commits() -> None:

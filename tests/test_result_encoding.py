@@ -195,6 +195,27 @@ def test_a_cut_tool_call_shows_its_input_with_u_fffd_where_half_a_pair_was_cut()
     assert [c.input_text for c in result.tool_calls] == ['{"q":"\ufffd']
 
 
+#: Tool calls whose input arrives as a JSON object (not as text to parse), with a lone surrogate in it: the call is
+#: refused, and the part or block that carries the call is sent back verbatim in the assistant message.
+WHOLE_INPUTS = {
+    "gemini-call": (GEMINI, gemini({"functionCall": {"name": "f", "args": {"q": f"a{LONE}"}},
+                                    "thoughtSignature": "s"})),
+    "anthropic-call": (ANTHROPIC, message(start(0, {**TOOL, "input": {"q": f"a{LONE}"}}), stop(0),
+                                          reason="tool_use")),
+}
+
+
+@pytest.mark.parametrize("name", WHOLE_INPUTS.keys())
+def test_a_call_whose_whole_input_holds_a_lone_surrogate_fails_and_its_sent_back_part_shows_u_fffd(name: str) -> None:
+    route, data = WHOLE_INPUTS[name]
+    result, _ = check(route, data)
+    assert (result.outcome.value, result.stage) == ("payload_error", "unpaired_surrogate")
+    assert [c.state for c in result.tool_calls] == ["invalid"]
+    encoded(result)
+    # the message part or block that carries the call, shown as the texts are
+    assert '{"q": "a\ufffd"}' in json.dumps(result.assistant_message, ensure_ascii=False)
+
+
 def test_a_kept_object_nested_as_deep_as_the_envelope_allows_is_checked_and_shown_without_recursion() -> None:
     # An unknown block kept verbatim (keep_unknown_items), its lone surrogate 505 levels down (the envelope's JSON
     # may nest 512): the check and the shown copy go through json in C, so nothing recurses in Python.

@@ -148,6 +148,7 @@ def test_responses_items_are_the_issues_list_plus_documented_hosted_items_of_the
     types = ROUTES["openai-responses"].contract.content_types
     items = {t for t, role in types.items() if not role.endswith("part")}
     assert items <= sdk, items - sdk
-    # What the SDK documents and the route does not take (program items, tool search, *_output
-    # echoes ...) fails closed: those may carry calls the client must act on.
+    # What the SDK documents and the route does not take (additional_tools, the *_output echoes of the
+    # client's own outputs, mcp_approval_response) fails closed until a recording shows what they carry.
     assert ISSUE_TYPES["openai-responses"] <= items
+    assert {"tool_search_call", "tool_search_output", "program", "program_output"} <= items

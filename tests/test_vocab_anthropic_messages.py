@@ -240,3 +240,104 @@ def test_an_unknown_delta_type_fails_closed_unless_kept_as_the_raw_event() -> No
 def test_message_identity_comes_from_message_start() -> None:
     result, _ = check(ROUTE, message(*text(0, "x")))
     assert (result.response_id, result.model) == ("msg_01TQ", "claude-sonnet-4-5")
+
+
+# -- a message that starts with its blocks (programmatic tool calling) --------------------------------------------
+# Programmatic tool calling (agents-and-tools/tool-use/programmatic-tool-calling; beta advanced-tool-use-2025-11-20):
+# when code running in the code execution container calls a client tool, the message that carries that call
+# starts with it whole in message_start.message.content, with the message's stop_reason, and ends at once
+# (message_start, message_stop). Shape and ids from vercel/ai's recorded
+# packages/anthropic/src/__fixtures__/anthropic-programmatic-tool-calling.1.chunks.txt (claude-sonnet-4-5, the
+# second of its fifteen messages) and anthropic-message-start-prepopulated-content.chunks.txt; langchain-ai/
+# langchain#34406 reports the same. The SDK's accumulate_event starts its snapshot from this message.
+
+CALLER = {"type": "code_execution_20250825", "tool_id": "srvtoolu_01MzSrFWsmzBdcoQkGWLyRjK"}
+ROLL = {"type": "tool_use", "id": "toolu_015dGLMbwBKv1ZRQr6KdJzeH", "name": "rollDie", "input": {"player": "player2"},
+        "caller": CALLER}
+
+
+def started_with(content: list[Any], *events: dict[str, Any], stop: str | None = "tool_use",
+                 tail: list[dict[str, Any]] | None = None) -> bytes:
+    head = {"type": "message_start", "message": {
+        "model": "claude-sonnet-4-5-20250929", "id": "msg_01KSVw3xmXbMNJPNMt46BC5W", "type": "message",
+        "role": "assistant", "content": content,
+        "container": {"id": "container_011CWHPPTDTn1XufeRB9uHeH", "expires_at": "2025-12-20T05:33:37.969567Z"},
+        "stop_reason": stop, "stop_sequence": None, "usage": {"input_tokens": 0, "output_tokens": 0}}}
+    return sse(*((e["type"], e) for e in [head, *events, *(tail if tail is not None else [{"type": "message_stop"}])]))
+
+
+def test_a_message_that_starts_with_a_whole_tool_call_and_its_stop_reason_commits_the_call() -> None:
+    result, updates = check(ROUTE, started_with([ROLL]), tools={"rollDie": {"type": "object"}})
+    assert (result.outcome.value, result.stop_reason, result.text) == ("complete", "tool_use", "")
+    assert [(c.kind, c.id, c.name, c.arguments, c.state, c.ready) for c in result.tool_calls] == [
+        ("function", ROLL["id"], "rollDie", {"player": "player2"}, "valid", True)]
+    assert result.assistant_message == {"role": "assistant", "content": [ROLL]}  # the caller goes back with it
+    assert (result.response_id, result.items) == ("msg_01KSVw3xmXbMNJPNMt46BC5W", ())
+    assert [(u["kind"], u["state"], u["ready"]) for u in updates] == [
+        ("tool_call", "streaming", False), ("tool_call", "closed", False), ("tool_call", "valid", False)]
+
+
+def test_the_blocks_a_message_starts_with_come_first_and_streamed_blocks_follow_at_the_next_indexes() -> None:
+    result_block = {"type": "code_execution_tool_result", "tool_use_id": "srvtoolu_result_1",
+                    "content": {"type": "code_execution_result", "stdout": "4\n", "stderr": "", "return_code": 0,
+                                "content": []}}
+    server = {"type": "server_tool_use", "id": "srvtoolu_2", "name": "code_execution", "input": {"code": "print(4)"}}
+    thinking = {"type": "thinking", "thinking": "Roll again.", "signature": "EqQBCgIYAhIM"}
+    content = [result_block, {"type": "text", "text": "Four. "}, thinking, server, ROLL]
+    data = started_with(content, *text(5, "Done."), stop=None, tail=[
+        {"type": "message_delta", "delta": {"stop_reason": "end_turn", "stop_sequence": None}},
+        {"type": "message_stop"}])
+    result, _ = check(ROUTE, data)
+    assert (result.outcome.value, result.stop_reason) == ("complete", "end_turn")
+    assert (result.text, result.reasoning) == ("Four. Done.", "Roll again.")
+    assert result.items == (result_block, server)  # the server call keeps the input it started with
+    assert [c.name for c in result.tool_calls] == ["rollDie"]
+    assert result.assistant_message["content"] == [*content, {"type": "text", "text": "Done."}]
+
+
+def test_a_message_delta_stop_reason_replaces_the_one_the_message_started_with() -> None:
+    data = started_with([{"type": "text", "text": "Hi"}], stop="tool_use", tail=[
+        {"type": "message_delta", "delta": {"stop_reason": "max_tokens", "stop_sequence": None}},
+        {"type": "message_stop"}])
+    result, _ = check(ROUTE, data)
+    assert (result.outcome.value, result.stage, result.stop_reason, result.text) == (
+        "truncated", "stop_reason", "max_tokens", "Hi")
+
+
+@pytest.mark.parametrize(("stop", "expected"), [
+    (None, ("truncated", "missing_stop")), (5, ("protocol_error", "envelope")),
+    ({"reason": "tool_use"}, ("protocol_error", "envelope")), ("odd_reason", ("protocol_error", "unrecognized_stop"))])
+def test_a_message_that_starts_without_a_usable_stop_reason_and_ends_at_once_does_not_commit(
+        stop: Any, expected: tuple[str, str]) -> None:
+    result, _ = check(ROUTE, started_with([ROLL], stop=stop))
+    assert (result.outcome.value, result.stage) == expected
+    assert not any(c.ready for c in result.tool_calls)
+
+
+@pytest.mark.parametrize(("block", "expected"), [
+    ({**ROLL, "input": ["player2"]}, ("payload_error", "tool_not_object")),
+    ({**ROLL, "input": {"player": 2}}, ("payload_error", "tool_schema")),
+    ({**ROLL, "id": 5}, ("protocol_error", "envelope")),
+    ({"type": "server_tool_use", "id": "srvtoolu_2", "name": "code_execution", "input": "print(4)"},
+     ("payload_error", "tool_not_object")),
+    ({"type": "hologram", "payload": "x"}, ("protocol_error", "unknown_type")),
+], ids=["input-not-object", "input-against-schema", "id-not-string", "server-input-not-object", "unknown-type"])
+def test_a_block_the_message_starts_with_is_checked_as_a_streamed_one_would_be(
+        block: dict[str, Any], expected: tuple[str, str]) -> None:
+    tools = {"rollDie": {"type": "object", "properties": {"player": {"type": "string"}}}}
+    result, _ = check(ROUTE, started_with([block]), tools=tools)
+    assert (result.outcome.value, result.stage) == expected
+
+
+def test_an_unknown_block_a_message_starts_with_is_kept_when_the_caller_keeps_unknown_items() -> None:
+    block = {"type": "hologram", "payload": "x"}
+    result, _ = check(ROUTE, started_with([block, ROLL]), keep_unknown_items=True)
+    assert (result.outcome.value, result.items, [c.name for c in result.tool_calls]) == ("complete", (block,),
+                                                                                           ["rollDie"])
+
+
+def test_the_blocks_a_message_starts_with_count_against_the_blocks_and_items_ceilings() -> None:
+    data = started_with([ROLL, {**ROLL, "id": "toolu_2"}, {**ROLL, "id": "toolu_3"}])
+    assert outcome_of(ROUTE, data, limits=Limits(max_blocks=2)) == ("buffer_limit", "blocks")
+    assert outcome_of(ROUTE, data, limits=Limits(max_item_chars=len(data) // 2)) == ("buffer_limit", "items")
+    assert outcome_of(ROUTE, data) == ("complete", None)

@@ -231,6 +231,60 @@ def test_mcp_approval_request_is_a_call_validated_like_a_function() -> None:
     assert outcome_of(ROUTE, stream(*whole_item(0, broken, added=broken))) == ("payload_error", "tool_json")
 
 
+# Tool search the client runs (execution "client"): vercel/ai's recorded openai-client-tool-search.1.chunks.txt.
+# The item is added with one call_id and empty arguments, and done with another call_id and the arguments;
+# the client answers with a tool_search_output quoting the done item's call_id.
+CLIENT_SEARCH = {"id": "tsc_0514", "type": "tool_search_call", "status": "completed",
+                 "arguments": {"goal": "Find a tool that can provide current weather information."},
+                 "call_id": "call_RWTIIVfxsJW9fecsg6fy23Dy", "execution": "client"}
+CLIENT_SEARCH_ADDED = {**CLIENT_SEARCH, "status": "in_progress", "arguments": {},
+                       "call_id": "call_NHis2zQiYcIaO6pf9nb5q1wY"}
+
+
+def test_a_tool_search_the_client_runs_is_a_call_with_the_closed_items_call_id_and_arguments() -> None:
+    data = stream(*whole_item(0, CLIENT_SEARCH, added=CLIENT_SEARCH_ADDED))
+    result, updates = check(ROUTE, data)
+    arguments = {"arguments": CLIENT_SEARCH["arguments"]}
+    assert calls(result) == [("tool_search", "call_RWTIIVfxsJW9fecsg6fy23Dy", "tool_search", "valid", arguments,
+                              json.dumps(arguments, ensure_ascii=False), True)]
+    assert (result.assistant_message, result.items) == ([CLIENT_SEARCH], ())
+    assert [u["id"] for u in updates if u["kind"] == "tool_call"] == [
+        "call_NHis2zQiYcIaO6pf9nb5q1wY", "call_RWTIIVfxsJW9fecsg6fy23Dy", "call_RWTIIVfxsJW9fecsg6fy23Dy"]
+    assert outcome_of(ROUTE, data, tools={"get_weather": {}}) == ("payload_error", "tool_unknown")
+    assert outcome_of(ROUTE, data, tools={"tool_search": {"type": "object"}}) == ("complete", None)
+
+
+def test_only_a_client_tool_search_may_change_its_call_id_when_it_closes() -> None:
+    moved = {**APPLY_PATCH, "call_id": "call_other"}
+    assert outcome_of(ROUTE, stream(*whole_item(0, moved, added={**APPLY_PATCH, "status": "in_progress"}))) == (
+        "protocol_error", "item_mismatch")
+
+
+@pytest.mark.parametrize("execution", [None, "browser", 1], ids=["absent", "unknown", "number"])
+def test_a_tool_search_run_by_whom_the_route_does_not_know_fails_closed(execution: Any) -> None:
+    item = {**CLIENT_SEARCH, "execution": execution}
+    data = stream(*whole_item(0, item, added={**item, "status": "in_progress"}))
+    assert outcome_of(ROUTE, data) == ("protocol_error", "unknown_type")
+    kept, _ = check(ROUTE, data, keep_unknown_items=True)
+    assert (kept.outcome.value, kept.items, kept.tool_calls) == ("complete", (item,), ())
+
+
+def test_a_programmatic_tool_call_is_a_function_call_sent_back_with_its_caller() -> None:
+    # vercel/ai programmatic-tool-calling.1.chunks.txt: the program item, then the client call it made.
+    program = HOSTED[-2][0]
+    call = {"id": "fc_0bac", "type": "function_call", "status": "in_progress", "arguments": '{"sku":"sku_123"}',
+            "call_id": "call_VgDS", "caller": {"type": "program", "caller_id": "call_voPd"}, "name": "getInventory"}
+    events = [*whole_item(0, program, added={**program, "code": ""}),
+              *whole_item(1, call, ev("response.function_call_arguments.delta", item_id="fc_0bac", output_index=1,
+                                      delta='{"sku":"sku_123"}'),
+                          ev("response.function_call_arguments.done", item_id="fc_0bac", output_index=1,
+                             arguments='{"sku":"sku_123"}'), added={**call, "arguments": ""})]
+    result, _ = check(ROUTE, stream(*events))
+    assert [(c.kind, c.id, c.name, c.arguments) for c in result.tool_calls] == [
+        ("function", "call_VgDS", "getInventory", {"sku": "sku_123"})]
+    assert (result.items, result.assistant_message) == ((program,), [program, call])
+
+
 # -- hosted tools: items, never calls ------------------------------------------------------------------
 
 HOSTED = [
@@ -265,6 +319,19 @@ HOSTED = [
     # Compaction item (ResponseCompactionItem): opaque, sent back as is.
     ({"type": "compaction", "id": "cmp_1", "encrypted_content": "gAAAAABo-opaque"},
      ["response.compaction.compacting"]),
+    # Tool search run by OpenAI (ResponseToolSearchCall / ResponseToolSearchOutputItem, execution "server"):
+    # vercel/ai's recorded openai-tool-search.1.chunks.txt, shortened.
+    ({"type": "tool_search_call", "id": "tsc_08a1", "status": "completed", "arguments": {"paths": ["get_weather"]},
+      "call_id": None, "execution": "server"}, []),
+    ({"type": "tool_search_output", "id": "tso_08a1", "status": "completed", "call_id": None, "execution": "server",
+      "tools": [{"type": "function", "name": "get_weather", "defer_loading": True,
+                 "parameters": {"type": "object", "properties": {"location": {"type": "string"}}}}]}, []),
+    # Programmatic tool calling (openai-python Program / ProgramOutput): code OpenAI runs, and its result;
+    # vercel/ai's recorded programmatic-tool-calling.1/.3.chunks.txt, shortened.
+    ({"type": "program", "id": "cm_0bac", "call_id": "call_voPd", "code": "const r = await tools.getInventory({});",
+      "fingerprint": "gAAAAABqYUYA-opaque"}, []),
+    ({"type": "program_output", "id": "cmo_0bac", "call_id": "call_voPd", "result": '{"inventory":{}}',
+      "status": "completed"}, []),
 ]
 
 
@@ -322,18 +389,18 @@ def test_a_closed_message_must_agree_with_its_deltas_and_gives_its_text_when_non
 
 # -- types the route does not know ------------------------------------------------------------------
 
-PROGRAM = {"type": "program", "id": "prg_1", "call_id": "call_p", "code": "run()", "fingerprint": "f"}
+UNKNOWN = {"type": "hologram_call", "id": "hc_1", "call_id": "call_h", "code": "run()", "fingerprint": "f"}
 
 
 def test_an_unknown_item_type_fails_closed_unless_the_caller_keeps_unknown_items() -> None:
-    data = stream(*whole_item(0, PROGRAM, added=PROGRAM), *message(1, "x"))
+    data = stream(*whole_item(0, UNKNOWN, added=UNKNOWN), *message(1, "x"))
     result, _ = check(ROUTE, data)
     assert (result.outcome.value, result.stage) == ("protocol_error", "unknown_type")
     # nothing of it is taken: no item, nothing open, nothing to send back
     assert (result.items, result.assistant_message, result.telemetry.open_payload_accumulator_count) == ((), [], 0)
     kept, _ = check(ROUTE, data, keep_unknown_items=True)
-    assert (kept.outcome.value, kept.items, kept.tool_calls) == ("complete", (PROGRAM,), ())
-    assert kept.assistant_message[0] == PROGRAM
+    assert (kept.outcome.value, kept.items, kept.tool_calls) == ("complete", (UNKNOWN,), ())
+    assert kept.assistant_message[0] == UNKNOWN
 
 
 def test_an_unknown_content_part_type_fails_closed() -> None:

@@ -567,16 +567,16 @@ def _anthropic_slots(obj: Any, line: int, state: dict[Any, Any], out: _SlotSink)
     if not isinstance(obj, dict):
         return
     kind = obj.get("type")
+    generation = state.get("generation")
     if kind == "message_start":
-        state["generation"] = line  # keeps the blocks of each message apart
-    block = obj.get("content_block")
-    if kind == "content_block_start" and isinstance(block, dict) and isinstance(block.get("input"), dict):
-        # A tool input sent whole in the block's start ({} is the usual placeholder before deltas).
-        out.append(_Slot(block, "input", "args_object", None, line))
+        state["generation"] = generation = line  # keeps the blocks of each message apart
+        for index, block in enumerate(_started_blocks(obj)):
+            _anthropic_block(block, index, generation, line, out)
+    if kind == "content_block_start":
+        _anthropic_block(obj.get("content_block"), _key(obj.get("index")), generation, line, out)
     if kind != "content_block_delta" or not isinstance(obj.get("delta"), dict):
         return
     delta, index = obj["delta"], _key(obj.get("index"))
-    generation = state.get("generation")
     delta_type = delta.get("type")
     if delta_type == "text_delta" and isinstance(delta.get("text"), str):
         out.append(_Slot(delta, "text", "text", ("text", generation, index), line))
@@ -584,6 +584,26 @@ def _anthropic_slots(obj: Any, line: int, state: dict[Any, Any], out: _SlotSink)
         out.append(_Slot(delta, "thinking", "text", ("thinking", generation, index), line))
     elif delta_type == "input_json_delta" and isinstance(delta.get("partial_json"), str):
         out.append(_Slot(delta, "partial_json", "fragment", ("block", generation, index), line))
+
+
+def _started_blocks(obj: dict[str, Any]) -> list[Any]:
+    """The blocks an Anthropic message starts with (``message_start``'s ``message.content``), else ``[]``."""
+    message = obj.get("message")
+    content = message.get("content") if isinstance(message, dict) else None
+    return content if isinstance(content, list) else []
+
+
+def _anthropic_block(block: Any, index: Any, generation: Any, line: int, out: _SlotSink) -> None:
+    """An Anthropic block as it starts (``content_block_start``, or whole in ``message_start``): a tool input
+    sent whole ({} is the usual placeholder before deltas), and the text or thinking it starts with, the first
+    piece of its block's run."""
+    if not isinstance(block, dict):
+        return
+    if isinstance(block.get("input"), dict):
+        out.append(_Slot(block, "input", "args_object", None, line))
+    block_type = block.get("type")
+    if (block_type == "text" or block_type == "thinking") and isinstance(block.get(block_type), str):
+        out.append(_Slot(block, block_type, "text", (block_type, generation, index), line))
 
 
 def _gemini_slots(obj: Any, line: int, state: dict[Any, Any], out: _SlotSink) -> None:
@@ -625,12 +645,12 @@ def _gemini_slots(obj: Any, line: int, state: dict[Any, Any], out: _SlotSink) ->
 # checks compare them exactly.
 
 #: Keys whose strings are a kept object's vocabulary or identity, not its content.
-_VOCABULARY_KEYS = frozenset({"type", "id", "status", "name", "language", "outcome", "mimeType"})
+_VOCABULARY_KEYS = frozenset({"type", "id", "status", "name", "language", "outcome", "mimeType", "execution"})
 
 
 def _vocabulary_key(key: str) -> bool:
     """Whether a kept object's ``key`` names or classifies it (types, statuses, ids, ``*_id`` /
-    ``*Id`` references, languages, outcomes, MIME types): its string stays as it came."""
+    ``*Id`` references, languages, outcomes, MIME types, who runs a tool search): its string stays as it came."""
     return key in _VOCABULARY_KEYS or key.endswith(("_id", "Id"))
 
 
@@ -717,8 +737,10 @@ def _chat_kept(obj: Any, line: int, out: _SlotSink) -> None:
 
 
 #: Responses client calls sent whole -> the item fields that hold their arguments (the shell
-#: commands, the patch); a computer call's actions are the route's vocabulary but for typed text.
-_WHOLE_CALL_FIELDS = {"local_shell_call": ("action",), "shell_call": ("action",), "apply_patch_call": ("operation",)}
+#: commands, the patch, the tool search's goal); a computer call's actions are the route's vocabulary but for
+#: typed text.
+_WHOLE_CALL_FIELDS = {"local_shell_call": ("action",), "shell_call": ("action",), "apply_patch_call": ("operation",),
+                      "tool_search_call": ("arguments",)}
 
 
 def _responses_kept(obj: Any, line: int, out: _SlotSink) -> None:
@@ -790,14 +812,13 @@ def _anthropic_kept(obj: Any, line: int, out: _SlotSink) -> None:
     kind = obj.get("type")
     if isinstance(kind, str) and kind not in handled:
         _kept_fields(obj, line, out)
-    block, delta = obj.get("content_block"), obj.get("delta")
-    if isinstance(block, dict):
-        block_type = _type_name(block)
-        if block_type is not None and (
-                block_type in _roles("anthropic-messages", "result", "compaction") or block_type not in types):
-            _kept(obj, "content_block", line, out)
-        elif isinstance(block.get("citations"), list):
-            _kept(block, "citations", line, out)
+    delta = obj.get("delta")
+    if kind == "content_block_start":
+        _anthropic_kept_block(obj, "content_block", types, line, out)
+    elif kind == "message_start":
+        started = _started_blocks(obj)
+        for index in range(len(started)):
+            _anthropic_kept_block(started, index, types, line, out)
     if isinstance(delta, dict):
         delta_type = _type_name(delta)
         if delta_type == "citations_delta" and "citation" in delta:
@@ -808,6 +829,20 @@ def _anthropic_kept(obj: Any, line: int, out: _SlotSink) -> None:
                     _kept(delta, key, line, out)
         elif kind == "content_block_delta" and delta_type is not None and delta_type not in DELTA_TARGETS:
             _kept_fields(delta, line, out)
+
+
+def _anthropic_kept_block(container: Any, key: Any, types: Mapping[str, str], line: int, out: _SlotSink) -> None:
+    """``container[key]``, an Anthropic block as it starts: kept whole when it is a result or compaction block or
+    of a type the route does not know; a text block's ``citations``."""
+    block = container[key]
+    if not isinstance(block, dict):
+        return
+    block_type = _type_name(block)
+    if block_type is not None and (
+            block_type in _roles("anthropic-messages", "result", "compaction") or block_type not in types):
+        _kept(container, key, line, out)
+    elif isinstance(block.get("citations"), list):
+        _kept(block, "citations", line, out)
 
 
 def _gemini_kept(obj: Any, line: int, out: _SlotSink) -> None:

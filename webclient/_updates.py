@@ -129,8 +129,10 @@ class ToolCall(_ToolCallFields):
 #: ``apply_patch``   Responses ``apply_patch_call``: ``{operation}``
 #: ``mcp_approval``  Responses ``mcp_approval_request``: the MCP tool's arguments (JSON object);
 #:                   the client approves or rejects the call
+#: ``tool_search``   Responses ``tool_search_call`` with ``execution: "client"``: ``{arguments}``; the client
+#:                   answers with a ``tool_search_output`` quoting the call's id
 TOOL_CALL_KINDS: tuple[str, ...] = ("function", "custom", "computer", "local_shell", "shell", "apply_patch",
-                                    "mcp_approval")
+                                    "mcp_approval", "tool_search")
 
 #: JSON values (what ``items``, ``citations``, ``assistant_message`` and ``logprobs`` hold).
 JSON = Any

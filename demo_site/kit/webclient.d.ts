@@ -223,7 +223,8 @@ export type StreamUpdate = TextDeltaUpdate | ToolInputDeltaUpdate | ToolCallUpda
 
 /** Calls the client must execute. Hosted tools are `items`, never tool calls. */
 export type ToolCallKind =
-  | "function" | "custom" | "computer" | "local_shell" | "shell" | "apply_patch" | "mcp_approval";
+  | "function" | "custom" | "computer" | "local_shell" | "shell" | "apply_patch" | "mcp_approval"
+  | "tool_search";
 
 export interface ToolCall {
   id: string | null;

@@ -6,10 +6,13 @@ Wire facts (``route-contracts.md`` §3; vocabulary from anthropic-sdk-python 2.1
 ``stop_reason.py`` and ``beta/beta_stop_reason.py``; accumulation as in
 ``lib/streaming/_messages.py`` / ``_beta_messages.py`` ``accumulate_event``):
 
-* ``message_start`` (its ``message.content`` empty or absent, else ``envelope``: blocks come by
-  ``content_block_start`` only) -> per block ``content_block_start`` / ``content_block_delta``* /
+* ``message_start`` -> per block ``content_block_start`` / ``content_block_delta``* /
   ``content_block_stop`` -> ``message_delta``+ -> ``message_stop``; ``ping`` anywhere (ignored);
-  unknown *event* types are tolerated (ignored), as the docs ask.
+  unknown *event* types are tolerated (ignored), as the docs ask. A message may start with blocks
+  (``message.content``; programmatic tool calling sends the client calls a code execution made that way,
+  with the message's ``stop_reason``, and ends the message at once): they are its first blocks, each
+  taken as its ``content_block_start`` and ``content_block_stop`` would be, and streamed blocks follow
+  at the next indexes. ``content`` that is not a list of blocks is ``envelope``.
 * dispatch is on ``data.type``; the SSE ``event:`` name, when present, must agree
   (``protocol_error`` ``event_name``). An ``event: error`` / ``{"type": "error"}`` is
   ``upstream_error`` keeping only ``error.type``.
@@ -31,7 +34,9 @@ Wire facts (``route-contracts.md`` §3; vocabulary from anthropic-sdk-python 2.1
 * the assistant message is ``{"role": "assistant", "content": [blocks]}``: each block as it
   started, with its accumulated ``text`` (+ ``citations``), ``thinking`` + ``signature``, parsed
   ``input``, or compaction fields; ``redacted_thinking`` ``data`` and result blocks verbatim.
-* terminal: ``message_stop``, with the stop reason of the last ``message_delta``. A block still
+* terminal: ``message_stop``, with the stop reason of the last ``message_delta`` (or the one the
+  message started with, when no ``message_delta`` gave one; the SDK's snapshot starts from
+  ``message_start``'s message). A block still
   open then is ``truncated`` when the stop reason does not commit (``max_tokens`` cut a tool
   input mid-way) and ``protocol_error`` ``open_block`` otherwise.
 """
@@ -116,7 +121,7 @@ CONTRACT = RouteContract(
     keep_alive=("ping",),
     accumulator_key="content_block index (dict; duplicate, unknown and closed indexes are refused)",
     close_condition="content_block_stop for the block's index",
-    terminal_condition="message_stop, with the stop reason from the last message_delta",
+    terminal_condition="message_stop, with the stop reason from the last message_delta (else message_start's)",
     stop_reasons=STOP_REASONS,
     content_types=CONTENT_TYPES,
     dispatch_key="type",
@@ -165,8 +170,8 @@ class _Block:
         #: Server-side tool input (server_tool_use / mcp_tool_use blocks), and its parsed value.
         self.server: Fragments | None = None
         self.value: object = None
-        #: An ``input`` sent whole in content_block_start (anything but ``{}``; validated as the input when
-        #: no delta follows, so a non-object is ``tool_not_object``).
+        #: An ``input`` sent whole in content_block_start (anything but ``{}``; client and server calls: validated as
+        #: the input when no delta follows, so a non-object is ``tool_not_object``).
         self.preset: object = None
         #: Thinking blocks: the latest signature; text blocks: citations; compaction blocks: the
         #: fields compaction_delta set.
@@ -293,32 +298,52 @@ class AnthropicMessagesAccumulator(RouteAccumulator):
             return
         message = obj.get("message")
         content = message.get("content") if message.__class__ is dict else None
-        # The message starts empty: its blocks come by content_block_start. Blocks already in it would
-        # never be read (the SDK's snapshot keeps them), so a message that starts with any is envelope.
-        if message.__class__ is not dict or (content is not None and content != []):
+        if message.__class__ is not dict or (content is not None and content.__class__ is not list):
             self._protocol("envelope")
             return
         self._identity(message.get("id"), message.get("model"))
         usage = message.get("usage")
         if usage.__class__ is dict:
             self._merge_usage(usage)
+        if self.failure is not None:
+            return
+        # Blocks the message starts with (programmatic tool calling: the message that carries the tool calls a
+        # code execution made starts with them whole, and may end at once) are its first blocks, each taken as
+        # its content_block_start and content_block_stop would be; streamed blocks follow at the next indexes.
+        for index, block in enumerate(content or ()):
+            self._block_start({"index": index, "content_block": block})
+            if self.failure is not None:
+                return
+            self._close(self._blocks[index])
+            if self.failure is not None:
+                return
+        self._stop_reason_of(message)
 
     def _message_delta(self, obj: dict[str, Any]) -> None:
         delta = obj.get("delta")
         if delta.__class__ is not dict:
             self._protocol("envelope")
             return
-        reason = delta.get("stop_reason")
-        if reason is not None:
-            if reason.__class__ is not str:
-                self._protocol("envelope")
-                return
-            if not self._hold_as("stop_reason", len(reason)):
-                return
-            self.stop_reason = reason
+        if not self._stop_reason_of(delta):
+            return
         usage = obj.get("usage")
         if usage.__class__ is dict:
             self._merge_usage(usage)
+
+    def _stop_reason_of(self, holder: dict[str, Any]) -> bool:
+        """``holder``'s ``stop_reason`` (a message that starts with one, or a ``message_delta``), when it is not
+        ``null``, is the message's stop reason until a later one replaces it; one that is not a string is
+        ``envelope``. Returns False on failure."""
+        reason = holder.get("stop_reason")
+        if reason is None:
+            return True
+        if reason.__class__ is not str:
+            self._protocol("envelope")
+            return False
+        if not self._hold_as("stop_reason", len(reason)):
+            return False
+        self.stop_reason = reason
+        return True
 
     def _merge_usage(self, usage: dict[str, Any]) -> None:
         """``message_start``'s usage, then each ``message_delta``'s, merged into one object: the
@@ -376,13 +401,14 @@ class AnthropicMessagesAccumulator(RouteAccumulator):
             data = cb.get("data")
             if data is not None:
                 self._sign("", data)  # redacted_thinking data counts as a signature
-        elif role == "call:function":
-            block.call = self._new_call(cb["id"], cb["name"])
+        elif role == "call:function" or role == "server_call":
+            if role == "server_call":
+                block.server = Fragments()
+            else:
+                block.call = self._new_call(cb["id"], cb["name"])
             preset = cb.get("input")
             if preset is not None and preset != {}:  # {} is the usual placeholder before input_json deltas
                 block.preset = preset
-        elif role == "server_call":
-            block.server = Fragments()
 
     def _block(self, obj: dict[str, Any]) -> _Block | None:
         index = obj.get("index")
@@ -472,14 +498,18 @@ class AnthropicMessagesAccumulator(RouteAccumulator):
             else:
                 self._close_call(call)
         elif block.server is not None:
-            value, _ = parse_tool_input(block.server.joined())
+            server = block.server
+            if block.preset is not None and not server.parts:
+                value = block.preset
+            else:
+                value, _ = parse_tool_input(server.joined())
             if not isinstance(value, dict):
                 self._fail(Outcome.PAYLOAD_ERROR, "tool_json" if value is None else "tool_not_object")
             else:
                 stage = value_problem(value)
                 if stage is not None:
                     self._fail(Outcome.PAYLOAD_ERROR, stage)
-                elif self._hold(block.server.size):  # the parsed input, held beside its text
+                elif self._hold(server.size):  # the parsed input, held beside its text
                     block.value = value
 
     # -- results -------------------------------------------------------------------------

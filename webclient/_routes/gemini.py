@@ -50,7 +50,7 @@ from typing import Any
 from .._limits import ENTRY_CHARS, MAX_JSON_DEPTH
 from .._toolcalls import ToolCallBuffer
 from .._updates import JSON, ToolCall
-from .._values import combine_surrogates, has_surrogate, parsed_value_encoder
+from .._values import combine_surrogates, has_surrogate, may_hold_surrogate, parsed_value_encoder
 from ._base import ChoiceState, RouteAccumulator, RouteContract, TextBuffer, stop_table
 
 #: ``finishReason`` by category: the ``FinishReason`` enum of the Gemini API
@@ -505,6 +505,9 @@ class GeminiAccumulator(RouteAccumulator):
                     return
                 if not self._add_part(st, part):  # a whole call is its own message part, verbatim
                     return
+                if may_hold_surrogate(self._event_data):
+                    # (an object kept verbatim: a refused call's part must still encode, see RouteAccumulator)
+                    self.kept_odd = True
                 self._close_call_value(call, value)
                 return
             st.streaming = call

@@ -27,20 +27,25 @@ Wire facts (``route-contracts.md`` §2; vocabulary from openai-python 3.57.0
   ``function_call_arguments.delta/.done``), ``custom_tool_call`` (free-text input streamed by
   ``custom_tool_call_input.delta/.done``), ``mcp_approval_request`` (``arguments`` JSON in the
   item), and the whole-item calls ``computer_call``, ``local_shell_call``, ``shell_call`` (its
-  ``shell_call_command.delta`` text is shown while it streams) and ``apply_patch_call``, whose
-  arguments are the item's action fields at ``output_item.done``. A streamed input's ``.done``
-  value must equal the joined deltas (``payload_error`` ``tool_arguments_mismatch``); when no delta
-  came (LM Studio) the ``.done`` value is the input. ``output_item.done`` closes a call that had no
+  ``shell_call_command.delta`` text is shown while it streams), ``apply_patch_call`` and a
+  ``tool_search_call`` the client runs (``execution: "client"``; its ``call_id`` at ``added`` is
+  provisional, the closed item's stands), whose arguments are the item's action fields at
+  ``output_item.done``. A streamed input's ``.done`` value must equal the joined deltas
+  (``payload_error`` ``tool_arguments_mismatch``); when no delta came (LM Studio) the ``.done`` value
+  is the input. ``output_item.done`` closes a call that had no
   ``.done``; after one, the item's input, when it carries one, must be the call's (``payload_error``
   ``tool_arguments_mismatch``: the assistant message sends the item back, so the call run and the
   turn sent back would differ). Its ``name`` and ``call_id`` must be the call's (``item_mismatch``),
   except that a call still open without a name takes the item's, and one added without a ``call_id`` (its item ``id``
   stood in) takes the item's ``call_id``. A call that ends without a name is never valid
-  (``tool_unknown``). A ``shell_call`` in a container environment runs on OpenAI's side: it is hosted.
+  (``tool_unknown``). A ``shell_call`` in a container environment runs on OpenAI's side: it is hosted; so
+  is a ``tool_search_call`` with ``execution: "server"`` (another ``execution`` is ``unknown_type``).
 * hosted items (``web_search_call``, ``file_search_call``, ``code_interpreter_call``,
   ``image_generation_call``, ``mcp_call``, ``mcp_list_tools``, hosted ``shell_call`` and its
-  ``shell_call_output``, ``compaction``) are result ``items``, never tool calls; their progress
-  events are accepted and not accumulated.
+  ``shell_call_output``, ``compaction``, ``tool_search_output``, and programmatic tool calling's
+  ``program`` (code OpenAI runs, whose tool calls come as ``function_call`` items with a ``caller``) and
+  ``program_output``) are result ``items``, never tool calls; their progress events are accepted and not
+  accumulated.
 * the assistant message is the list of output items as ``output_item.done`` sent them (the
   ``.added`` item while one never closed): ``reasoning`` items keep their ``encrypted_content``.
 * terminal: ``response.completed`` (stop reason: its ``response.status``, ``"completed"`` when
@@ -91,6 +96,7 @@ CONTENT_TYPES = {
     "shell_call": "call:shell",
     "apply_patch_call": "call:apply_patch",
     "mcp_approval_request": "call:mcp_approval",
+    "tool_search_call": "call:tool_search",
     "mcp_call": "hosted",
     "mcp_list_tools": "hosted",
     "web_search_call": "hosted",
@@ -99,6 +105,9 @@ CONTENT_TYPES = {
     "image_generation_call": "hosted",
     "shell_call_output": "hosted",
     "compaction": "hosted",
+    "tool_search_output": "hosted",
+    "program": "hosted",
+    "program_output": "hosted",
     "output_text": "part",
     "refusal": "part",
     "reasoning_text": "part",
@@ -113,7 +122,12 @@ _CALL_FIELDS: dict[str, tuple[str, ...]] = {
     "local_shell": ("action",),
     "shell": ("action", "environment"),
     "apply_patch": ("operation",),
+    "tool_search": ("arguments",),
 }
+#: Client call kinds whose ``call_id`` at ``output_item.added`` is provisional: the closed item's replaces it
+#: (a recorded client tool search, vercel/ai ``openai-client-tool-search.1.chunks.txt``, names one call id when
+#: the item is added and another when it is done, and the done one is what the tool search output must quote).
+_PROVISIONAL_CALL_ID = frozenset({"tool_search"})
 #: The item type each streamed-input event belongs to.
 _ITEM_OF_KIND = {"function": "function_call", "custom": "custom_tool_call", "shell": "shell_call"}
 
@@ -496,6 +510,14 @@ class OpenAIResponsesAccumulator(RouteAccumulator):
             role = "hosted"
         elif role == "call:shell" and _hosted_environment(it):
             role = "hosted"
+        elif role == "call:tool_search":
+            execution = it.get("execution")
+            if execution == "server":
+                role = "hosted"
+            elif execution != "client":  # (who runs it is not known: not a call the route can hand over)
+                if not self._unknown():
+                    return
+                role = "hosted"
         if not self._check_blocks(len(self._items)) or not self._retain():
             return
         item = self._items[index] = _Item(index, item_id, item_type, it)
@@ -635,7 +657,7 @@ class OpenAIResponsesAccumulator(RouteAccumulator):
             if call_id.__class__ is not str:
                 self._protocol("envelope")
                 return False
-            if item.added.get("call_id"):
+            if item.added.get("call_id") and call.kind not in _PROVISIONAL_CALL_ID:
                 self._protocol("item_mismatch")
                 return False
             if not self._rename(call, call_id, len(call_id) - len(call.id or "")):
