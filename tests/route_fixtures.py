@@ -27,6 +27,8 @@ from tests.helpers import assert_chunking_invariant
 from webclient import StreamResult, StreamSession
 
 FIXTURES = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures"
+#: This repository's own copies of further public recordings (``tests/recordings/SOURCES.md``).
+LOCAL = Path(__file__).resolve().parent / "recordings"
 
 CHAT = "openai-chat"
 RESPONSES = "openai-responses"
@@ -46,6 +48,8 @@ class Recording:
     missing_terminator: bytes = b""
     #: Split a concatenated multi-response recording at each start event.
     split_at: str | None = None
+    #: The directory ``path`` is relative to: the shared fixtures, or :data:`LOCAL`.
+    root: Path = FIXTURES
 
 
 CATALOG: tuple[Recording, ...] = (
@@ -155,6 +159,70 @@ CATALOG: tuple[Recording, ...] = (
 )
 
 
+def _local(name: str, route: str, outcome: str, stop_reason: str | None = None,
+           split_at: str | None = None) -> Recording:
+    return Recording(f"vercel-ai/{name}", route, outcome, stop_reason, split_at=split_at, root=LOCAL)
+
+
+#: Recordings copied into this repository (``tests/recordings/SOURCES.md``: provenance, licence): vercel/ai's
+#: fixtures of shapes the shared set lacks (programmatic tool calling and tool search on both typed routes, code
+#: execution, MCP, advisor, Gemini streamed arguments without their closing part). Framed as the shared
+#: ``.chunks.txt`` files are; ``.sse`` files are raw SSE.
+LOCAL_CATALOG: tuple[Recording, ...] = (
+    _local("anthropic__anthropic-programmatic-tool-calling.1.chunks.txt", ANTHROPIC, "complete",
+           split_at="message_start"),
+    _local("anthropic__anthropic-message-start-prepopulated-content.chunks.txt", ANTHROPIC, "complete", "tool_use"),
+    _local("anthropic__anthropic-code-execution-20250825.1.chunks.txt", ANTHROPIC, "complete", "end_turn"),
+    _local("anthropic__anthropic-code-execution-file-upload.1.chunks.txt", ANTHROPIC, "complete", "end_turn"),
+    _local("anthropic__anthropic-code-execution-20260120-prompt-cache.1.chunks.txt", ANTHROPIC, "complete",
+           "end_turn"),
+    # A content_block_start that repeats the index of the result block before it (its deltas and stop use the
+    # next index): refused, as any start at a used index is.
+    _local("anthropic__anthropic-code-execution-pdf-skill.1.chunks.txt", ANTHROPIC, "protocol_error"),
+    _local("anthropic__anthropic-web-fetch-tool.1.chunks.txt", ANTHROPIC, "complete", "end_turn"),
+    _local("anthropic__anthropic-mcp.1.chunks.txt", ANTHROPIC, "complete", "end_turn"),
+    _local("anthropic__anthropic-advisor-stop-reasons.chunks.txt", ANTHROPIC, "complete", "end_turn"),
+    _local("anthropic__anthropic-tool-search-bm25.1.chunks.txt", ANTHROPIC, "complete", split_at="message_start"),
+    _local("anthropic__anthropic-fallback-mid-output.chunks.txt", ANTHROPIC, "complete", "tool_use"),
+    _local("anthropic__anthropic-claude-sonnet-5-reasoning-summarized.chunks.txt", ANTHROPIC, "complete", "end_turn"),
+    _local("anthropic__anthropic-issue-11719-quoted-tool-input.chunks.txt", ANTHROPIC, "complete", "tool_use"),
+    _local("responses__openai-tool-search.1.chunks.txt", RESPONSES, "complete", "completed"),
+    _local("responses__openai-client-tool-search.1.chunks.txt", RESPONSES, "complete", "completed"),
+    _local("responses__openai-client-tool-search.2.chunks.txt", RESPONSES, "complete", "completed"),
+    _local("responses__programmatic-tool-calling.1.chunks.txt", RESPONSES, "complete", "completed"),
+    _local("responses__programmatic-tool-calling.2.chunks.txt", RESPONSES, "complete", "completed"),
+    _local("responses__programmatic-tool-calling.3.chunks.txt", RESPONSES, "complete", "completed"),
+    _local("responses__openai-apply-patch-tool.1.chunks.txt", RESPONSES, "complete", "completed"),
+    _local("responses__openai-mcp-tool-approval.1.chunks.txt", RESPONSES, "complete", "completed"),
+    _local("responses__openai-mcp-tool-approval.4.chunks.txt", RESPONSES, "complete", "completed"),
+    _local("responses__openai-web-search-tool.1.chunks.txt", RESPONSES, "complete", "completed"),
+    _local("responses__openai-local-shell-tool.1.chunks.txt", RESPONSES, "complete", "completed"),
+    _local("responses__openai-custom-tool.1.chunks.txt", RESPONSES, "complete", "completed"),
+    _local("responses__openai-phase.1.chunks.txt", RESPONSES, "complete", "completed"),
+    _local("responses__issue-19493-gpt-5.1-tool-call.chunks.txt", RESPONSES, "complete", "completed"),
+    _local("responses__openai-error-null-code.chunks.txt", RESPONSES, "upstream_error"),
+    _local("responses__openai-response-failed-only.1.chunks.txt", RESPONSES, "upstream_error"),
+    # GitHub Copilot gives an item another id in each event: the closed item is not the added one (refused).
+    _local("responses__github-copilot-id-rotation.1.chunks.txt", RESPONSES, "protocol_error"),
+    _local("google__google-stream-no-args-tool-call.chunks.txt", GEMINI, "complete", "STOP"),
+    _local("google__google-stream-tool-call-array-arguments-missing-terminal-function-call.chunks.txt", GEMINI,
+           "complete", "STOP"),
+    _local("google__google-vertex-stream-tool-call-arguments-nested.1.chunks.txt", GEMINI, "complete", "STOP"),
+    _local("google__google-reasoning-gemini3.chunks.txt", GEMINI, "complete", "STOP"),
+    _local("google__google-tool-call-gemini3.chunks.txt", GEMINI, "complete", "STOP"),
+    _local("google__issue-19822-google-search-live.chunks.txt", GEMINI, "complete", "STOP"),
+    _local("google__issue-18073-empty-text-thought-signature.chunks.txt", GEMINI, "complete", "STOP"),
+    _local("google__gemma-4-output-usage.chunks.txt", GEMINI, "complete", "STOP"),
+    _local("google__issue-10781.1.chunks.txt", GEMINI, "complete", "STOP"),
+    _local("google__issue-10781.2.chunks.txt", GEMINI, "complete", "STOP"),
+    _local("google__google-stream-gemini-3.7-flash-2026-09-14.chunks.txt", GEMINI, "complete", "STOP"),
+    _local("google__google-recursive-tool-call.sse", GEMINI, "complete", "STOP"),
+    _local("google__issue-19758-prompt-block.chunks.txt", GEMINI, "truncated", "PROHIBITED_CONTENT"),
+    # One usage-only chunk (no candidate, no finish reason): never a complete answer.
+    _local("google__google-usage-raw-live.sse", GEMINI, "truncated"),
+)
+
+
 @dataclass(frozen=True)
 class Case:
     """One byte stream to replay and what it must end as."""
@@ -174,7 +242,7 @@ def frame_jsonl(lines: list[bytes], route: str) -> bytes:
 
 
 def _jsonl_streams(rec: Recording) -> list[list[bytes]]:
-    lines = [line for line in (FIXTURES / rec.path).read_bytes().split(b"\n") if line.strip()]
+    lines = [line for line in (rec.root / rec.path).read_bytes().split(b"\n") if line.strip()]
     if rec.split_at is None:
         return [lines]
     streams: list[list[bytes]] = []
@@ -185,10 +253,11 @@ def _jsonl_streams(rec: Recording) -> list[list[bytes]]:
     return streams
 
 
-def cases() -> list[Case]:
-    """Every replay case derived from :data:`CATALOG` (see the module docstring)."""
+def cases(local: bool = True) -> list[Case]:
+    """Every replay case derived from :data:`CATALOG` and (``local``) :data:`LOCAL_CATALOG` (see the module
+    docstring)."""
     out: list[Case] = []
-    for rec in CATALOG:
+    for rec in (*CATALOG, *LOCAL_CATALOG) if local else CATALOG:
         name = rec.path.split("/", 1)[1]
         if rec.path.endswith(".chunks.txt"):
             streams = _jsonl_streams(rec)
@@ -197,7 +266,7 @@ def cases() -> list[Case]:
                 out.append(Case(name + suffix, rec.route, frame_jsonl(lines, rec.route), rec.outcome,
                                 rec.stop_reason, rec))
             continue
-        raw = (FIXTURES / rec.path).read_bytes()
+        raw = (rec.root / rec.path).read_bytes()
         if rec.missing_terminator:
             out.append(Case(name + "[as-recorded]", rec.route, raw, "truncated", None, rec))
             out.append(Case(name + "[terminated]", rec.route, raw + rec.missing_terminator, rec.outcome,

@@ -9,7 +9,18 @@ from __future__ import annotations
 import pytest
 
 from tests.helpers import assert_chunking_invariant
-from tests.route_fixtures import CATALOG, CHAT, FIXTURES, Case, cases, comparable, frame_jsonl, replay
+from tests.route_fixtures import (
+    CATALOG,
+    CHAT,
+    FIXTURES,
+    LOCAL,
+    LOCAL_CATALOG,
+    Case,
+    cases,
+    comparable,
+    frame_jsonl,
+    replay,
+)
 
 CASES = cases()
 
@@ -29,6 +40,13 @@ def test_the_catalog_covers_every_recording_in_the_fixture_directory() -> None:
         if p.is_file() and p.suffix in {".txt", ".sse", ".bin"} and p.name != "SOURCES.md"
     }
     assert on_disk == {rec.path for rec in CATALOG}
+
+
+def test_the_local_catalog_covers_every_recording_in_this_repositorys_recordings_directory() -> None:
+    on_disk = {str(p.relative_to(LOCAL)) for p in LOCAL.rglob("*") if p.is_file() and p.suffix in {".txt", ".sse"}}
+    assert on_disk == {rec.path for rec in LOCAL_CATALOG}
+    listed = (LOCAL / "SOURCES.md").read_text(encoding="utf-8")
+    assert all(f"`{rec.path.split('/', 1)[1]}`" in listed for rec in LOCAL_CATALOG)  # provenance for each
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
@@ -72,7 +90,10 @@ def test_every_client_tool_call_in_a_complete_recording_is_ready_with_parsed_arg
         assert result is not None
         for call in result.tool_calls:
             seen += 1
-            assert call.ready and isinstance(call.arguments, dict) and call.name
+            # (a custom tool's input is free text: never parsed)
+            parsed = call.arguments is None and call.input_text if call.kind == "custom" else isinstance(
+                call.arguments, dict)
+            assert call.ready and parsed and call.name, call
     assert seen >= 15
 
 

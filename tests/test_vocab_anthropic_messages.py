@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.route_fixtures import check, outcome_of, sse
+from tests.route_fixtures import check, outcome_of, replay, sse
 from tests.test_route_anthropic_messages import block_start as start
 from tests.test_route_anthropic_messages import block_stop as stop
 from tests.test_route_anthropic_messages import delta
@@ -271,6 +271,7 @@ def test_a_message_that_starts_with_a_whole_tool_call_and_its_stop_reason_commit
     assert (result.outcome.value, result.stop_reason, result.text) == ("complete", "tool_use", "")
     assert [(c.kind, c.id, c.name, c.arguments, c.state, c.ready) for c in result.tool_calls] == [
         ("function", ROLL["id"], "rollDie", {"player": "player2"}, "valid", True)]
+    assert result.tool_calls[0].input_text == '{"player": "player2"}'  # (its input text is the object's JSON)
     assert result.assistant_message == {"role": "assistant", "content": [ROLL]}  # the caller goes back with it
     assert (result.response_id, result.items) == ("msg_01KSVw3xmXbMNJPNMt46BC5W", ())
     assert [(u["kind"], u["state"], u["ready"]) for u in updates] == [
@@ -327,6 +328,8 @@ def test_a_block_the_message_starts_with_is_checked_as_a_streamed_one_would_be(
     tools = {"rollDie": {"type": "object", "properties": {"player": {"type": "string"}}}}
     result, _ = check(ROUTE, started_with([block]), tools=tools)
     assert (result.outcome.value, result.stage) == expected
+    if expected[1] == "tool_not_object" and block["type"] == "tool_use":
+        assert result.tool_calls[0].input_text == ""  # (not an object: no input text is made of it)
 
 
 def test_an_unknown_block_a_message_starts_with_is_kept_when_the_caller_keeps_unknown_items() -> None:
@@ -341,3 +344,45 @@ def test_the_blocks_a_message_starts_with_count_against_the_blocks_and_items_cei
     assert outcome_of(ROUTE, data, limits=Limits(max_blocks=2)) == ("buffer_limit", "blocks")
     assert outcome_of(ROUTE, data, limits=Limits(max_item_chars=len(data) // 2)) == ("buffer_limit", "items")
     assert outcome_of(ROUTE, data) == ("complete", None)
+
+
+def test_nothing_a_message_starts_with_is_taken_once_its_identity_fails() -> None:
+    data = started_with([ROLL])
+    head = data.index(b'"model":"') + len(b'"model":"')
+    result, updates = check(ROUTE, data[:head] + b"\\ud800" + data[head:])
+    assert (result.outcome.value, result.stage) == ("payload_error", "unpaired_surrogate")
+    assert (result.tool_calls, result.assistant_message["content"], updates) == ((), [], [])
+
+
+def test_the_blocks_after_one_that_fails_are_not_taken() -> None:
+    second = {**ROLL, "id": "toolu_2"}
+    result, _ = check(ROUTE, started_with([{**ROLL, "input": ["player2"]}, second]))
+    assert (result.outcome.value, result.stage) == ("payload_error", "tool_not_object")
+    assert [c.id for c in result.tool_calls] == [ROLL["id"]]
+
+
+def test_a_message_delta_whose_stop_reason_is_refused_merges_no_usage() -> None:
+    def tail(reason: Any) -> list[dict[str, Any]]:
+        return [{"type": "message_delta", "delta": {"stop_reason": reason}, "usage": {"output_tokens": 99}},
+                {"type": "message_stop"}]
+
+    text_block = [{"type": "text", "text": "Hi"}]
+    result, _ = check(ROUTE, started_with(text_block, stop=None, tail=tail(5)))
+    assert (result.outcome.value, result.stage) == ("protocol_error", "envelope")
+    assert result.usage == {"input_tokens": 0, "output_tokens": 0}
+    # the stop reason's charge is the one that passes the retained ceiling (a 40-character reason)
+    data = started_with(text_block, stop=None, tail=tail("x" * 40))
+    account = replay(ROUTE, [data]).retained_chars
+    result, _ = check(ROUTE, data, limits=Limits(max_retained_chars=account - 2))
+    assert (result.outcome.value, result.stage) == ("buffer_limit", "retained")
+    assert result.usage == {"input_tokens": 0, "output_tokens": 0}
+
+
+def test_a_server_call_without_input_deltas_has_the_input_it_started_with_and_deltas_replace_it() -> None:
+    empty = {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {}}
+    result, _ = check(ROUTE, message(*whole(0, empty), *text(1, "Done.")))
+    assert (result.outcome.value, result.items) == ("complete", (empty,))
+    preset = {**empty, "input": {"query": "first"}}
+    events = [start(0, preset), delta(0, type="input_json_delta", partial_json='{"query": "second"}'), stop(0)]
+    result, _ = check(ROUTE, message(*events, *text(1, "Done.")))
+    assert result.items == ({**preset, "input": {"query": "second"}},)

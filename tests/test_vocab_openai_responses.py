@@ -264,7 +264,9 @@ def test_only_a_client_tool_search_may_change_its_call_id_when_it_closes() -> No
 def test_a_tool_search_run_by_whom_the_route_does_not_know_fails_closed(execution: Any) -> None:
     item = {**CLIENT_SEARCH, "execution": execution}
     data = stream(*whole_item(0, item, added={**item, "status": "in_progress"}))
-    assert outcome_of(ROUTE, data) == ("protocol_error", "unknown_type")
+    result, _ = check(ROUTE, data)
+    assert (result.outcome.value, result.stage) == ("protocol_error", "unknown_type")
+    assert (result.items, result.tool_calls, result.assistant_message) == ((), (), [])  # nothing of it taken
     kept, _ = check(ROUTE, data, keep_unknown_items=True)
     assert (kept.outcome.value, kept.items, kept.tool_calls) == ("complete", (item,), ())
 

@@ -833,7 +833,8 @@ def _anthropic_kept(obj: Any, line: int, out: _SlotSink) -> None:
 
 def _anthropic_kept_block(container: Any, key: Any, types: Mapping[str, str], line: int, out: _SlotSink) -> None:
     """``container[key]``, an Anthropic block as it starts: kept whole when it is a result or compaction block or
-    of a type the route does not know; a text block's ``citations``."""
+    of a type the route does not know; a text block's ``citations``; a server call's fields but its input (an
+    argument object of its own, see _anthropic_block) and its vocabulary (an MCP call's ``server_name`` is planted)."""
     block = container[key]
     if not isinstance(block, dict):
         return
@@ -843,6 +844,10 @@ def _anthropic_kept_block(container: Any, key: Any, types: Mapping[str, str], li
         _kept(container, key, line, out)
     elif isinstance(block.get("citations"), list):
         _kept(block, "citations", line, out)
+    elif block_type in _roles("anthropic-messages", "server_call"):
+        for field in block:
+            if field != "input" and not _vocabulary_key(field):
+                _kept(block, field, line, out)
 
 
 def _gemini_kept(obj: Any, line: int, out: _SlotSink) -> None:

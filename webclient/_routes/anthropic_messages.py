@@ -494,7 +494,11 @@ class AnthropicMessagesAccumulator(RouteAccumulator):
         call = block.call
         if call is not None:
             if block.preset is not None and not call.parts:
-                self._close_call_value(call, block.preset)
+                # (an object: its input text becomes its JSON, as a whole Gemini or Responses call's does)
+                if block.preset.__class__ is dict:
+                    self._close_call_object(call, block.preset)
+                else:
+                    self._close_call_value(call, block.preset)
             else:
                 self._close_call(call)
         elif block.server is not None:
