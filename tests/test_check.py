@@ -1583,13 +1583,16 @@ def test_canary_rewrite_plants_the_canary_in_the_blocks_an_anthropic_message_sta
                                 "content": []}}
     content = [result_block, {"type": "text", "text": "beta-text"},
                {"type": "thinking", "thinking": "gamma-thought", "signature": "sig-1"},
-               {**am.ROLL, "input": {"player": "delta-arg"}}]
-    data = am.started_with(content, *am.text(4, "epsilon"), stop=None, tail=[
+               {**am.ROLL, "input": {"player": "delta-arg"}},
+               {"type": "mcp_tool_use", "id": "mcptoolu_1", "name": "echo", "server_name": "zeta-server",
+                "input": {"text": "eta-input"}}]
+    data = am.started_with(content, *am.text(5, "epsilon"), stop=None, tail=[
         {"type": "message_delta", "delta": {"stop_reason": "tool_use"}}, {"type": "message_stop"}])
     canary = Canary.from_seed(12)
     planted, counts = canary_capture(data, "anthropic-messages", canary)
-    assert counts == {"text": 3, "tool_arguments": 1, "error": 0, "kept": 2}  # stdout and stderr of the result
-    for word in (b"alpha", b"beta", b"gamma", b"delta-arg", b"epsilon"):
+    # the result's stdout and stderr and the MCP call's server name are kept content; the two inputs arguments
+    assert counts == {"text": 3, "tool_arguments": 2, "error": 0, "kept": 3}
+    for word in (b"alpha", b"beta", b"gamma", b"delta-arg", b"epsilon", b"zeta", b"eta-input"):
         assert word not in planted
     assert b'"signature":"sig-1"' in planted and b"srvtoolu_1" in planted  # signatures and ids as they came
     result = replay("anthropic-messages", [planted]).result
@@ -1598,6 +1601,17 @@ def test_canary_rewrite_plants_the_canary_in_the_blocks_an_anthropic_message_sta
     assert [c.arguments for c in result.tool_calls] == [{"player": canary.value}]
     report = run_check("anthropic-messages", data)
     assert report.exit_code == 0, [c.to_dict() for c in report.checks if not c.passed]
+
+
+@pytest.mark.parametrize("block", ["text", ["text"], None, 7])
+def test_canary_rewrite_skips_anthropic_blocks_that_are_not_objects(block: Any) -> None:
+    from tests import test_vocab_anthropic_messages as am
+
+    started = am.started_with([block, {"type": "text", "text": "kept-apart"}])
+    streamed = am.message(am.start(0, block), *am.text(1, "kept-apart"))
+    for data in (started, streamed):
+        planted, counts = canary_capture(data, "anthropic-messages", Canary.from_seed(13))
+        assert counts["text"] == 1 and b"kept-apart" not in planted
 
 
 def test_canary_rewrite_skips_gemini_parts_that_are_not_objects_and_counts_each_argument_string() -> None:
