@@ -220,6 +220,9 @@ LOCAL_CATALOG: tuple[Recording, ...] = (
     _local("google__issue-19758-prompt-block.chunks.txt", GEMINI, "truncated", "PROHIBITED_CONTENT"),
     # One usage-only chunk (no candidate, no finish reason): never a complete answer.
     _local("google__google-usage-raw-live.sse", GEMINI, "truncated"),
+    # Mistral's reasoning models on the Chat route: content as a list of thinking and text chunks.
+    _local("mistral__mistral-reasoning.chunks.txt", CHAT, "complete", "stop"),
+    _local("openai-compatible__issue-13703-mistral-thinking.chunks.txt", CHAT, "complete", "stop"),
 )
 
 

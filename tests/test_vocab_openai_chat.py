@@ -10,6 +10,7 @@ are cited in ``webclient/_routes/openai_chat.py``.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -377,3 +378,74 @@ def test_a_later_signature_replaces_the_earlier_one_against_the_signature_ceilin
     assert result.assistant_message["reasoning_details"][0]["signature"] == "t" * 30
     over = failed(data, limits=Limits(max_signature_chars=29))
     assert over.stage == "signatures" and "signature" not in over.assistant_message["reasoning_details"][0]
+
+
+# -- Mistral's content chunks ----------------------------------------------------------------------------------
+# Magistral and Mistral Small with thinking stream delta.content as a list of chunks (vercel/ai's recorded
+# packages/mistral/src/__fixtures__/mistral-reasoning.chunks.txt, shortened; the "closed" flag from
+# packages/openai-compatible/src/chat/__fixtures__/issue-13703-mistral-thinking.chunks.txt).
+
+def mistral(*contents: Any, finish: str = "stop") -> bytes:
+    def chunk(delta: dict[str, Any], reason: str | None = None) -> dict[str, Any]:
+        return {"id": "a4e29c5b", "object": "chat.completion.chunk", "model": "magistral-medium-2507",
+                "choices": [{"index": 0, "delta": delta, "finish_reason": reason}]}
+    return sse(*(chunk({"content": c}) for c in contents), chunk({"content": ""}, finish), "[DONE]")
+
+
+def thinking(text: str, **extra: Any) -> dict[str, Any]:
+    return {"type": "thinking", "thinking": [{"type": "text", "text": text}], **extra}
+
+
+def test_mistral_thinking_chunks_are_reasoning_and_text_chunks_are_text() -> None:
+    data = mistral([thinking("The user is asking")], [thinking(" for 2+2.", closed=True)],
+                   [{"type": "text", "text": "2 + 2 = 4"}], "!")
+    result, updates = check(ROUTE, data)
+    assert (result.outcome.value, result.text, result.reasoning) == ("complete", "2 + 2 = 4!",
+                                                                     "The user is asking for 2+2.")
+    assert [(u["channel"], u["text"]) for u in updates] == [("reasoning", "The user is asking for 2+2."),
+                                                            ("text", "2 + 2 = 4!")]
+    assert result.assistant_message["content"] == "2 + 2 = 4!"
+
+
+def test_an_unknown_content_chunk_fails_closed_unless_kept() -> None:
+    reference = {"type": "reference", "reference_ids": [1]}
+    data = mistral([{"type": "text", "text": "a"}, reference])
+    assert outcome_of(ROUTE, data) == ("protocol_error", "unknown_type")
+    result, _ = check(ROUTE, data, keep_unknown_items=True)
+    assert (result.outcome.value, result.text, result.items) == ("complete", "a", ({"content": [reference]},))
+
+
+@pytest.mark.parametrize("content", [
+    ["text"], [None], [{"text": "a"}], [{"type": 5}], [{"type": "text", "text": 5}],
+    [{"type": "thinking", "thinking": "a"}], [{"type": "thinking"}], [thinking("a", closed="yes")],
+    [{"type": "thinking", "thinking": ["a"]}], [{"type": "thinking", "thinking": [{"type": "image", "text": "a"}]}],
+    [{"type": "thinking", "thinking": [{"type": "text", "text": 5}]}],
+], ids=["string", "null", "untyped", "type-number", "text-number", "thinking-string", "thinking-absent",
+        "closed-string", "part-string", "part-type", "part-text-number"])
+def test_a_malformed_content_chunk_is_envelope_and_nothing_after_it_is_taken(content: list[Any]) -> None:
+    result, _ = check(ROUTE, mistral([{"type": "text", "text": "a"}, *content, {"type": "text", "text": "b"}]))
+    assert (result.outcome.value, result.stage, result.text) == ("protocol_error", "envelope", "a")
+
+
+def test_content_chunks_after_the_finish_reason_are_a_closed_block() -> None:
+    finished = {"id": "a", "object": "chat.completion.chunk", "choices": [
+        {"index": 0, "delta": {"content": [{"type": "text", "text": "late"}]}, "finish_reason": None}]}
+    data = mistral([{"type": "text", "text": "a"}])
+    data = data.replace(b"data: [DONE]", b"data: " + json.dumps(finished).encode() + b"\n\ndata: [DONE]")
+    assert outcome_of(ROUTE, data) == ("protocol_error", "closed_block")
+
+
+def test_content_chunks_count_against_the_text_ceiling() -> None:
+    data = mistral([thinking("12345")], [{"type": "text", "text": "123456"}])
+    assert outcome_of(ROUTE, data, limits=Limits(max_text_chars=5)) == ("buffer_limit", "text")
+    assert outcome_of(ROUTE, data, limits=Limits(max_text_chars=6)) == ("complete", None)
+
+
+@pytest.mark.parametrize("content", [0, False, {}, 1.5], ids=["zero", "false", "object", "number"])
+def test_content_that_is_neither_a_string_nor_a_list_of_chunks_is_envelope_even_when_empty(content: Any) -> None:
+    assert outcome_of(ROUTE, mistral("a", content, "b")) == ("protocol_error", "envelope")
+
+
+def test_empty_content_of_either_form_adds_nothing() -> None:
+    result, _ = check(ROUTE, mistral("a", "", [], [{"type": "text", "text": ""}], [thinking("")], "b"))
+    assert (result.outcome.value, result.text, result.reasoning) == ("complete", "ab", "")

@@ -503,6 +503,15 @@ def _chat_slots(obj: Any, line: int, state: dict[Any, Any], out: _SlotSink) -> N
         for key in ("content", "refusal", "reasoning_content", "reasoning"):
             if isinstance(delta.get(key), str):
                 out.append(_Slot(delta, key, "text", ("chat", index, key), line))
+        chunks = delta.get("content")
+        for chunk in chunks if isinstance(chunks, list) else ():  # Mistral's content chunks
+            kind = chunk.get("type") if isinstance(chunk, dict) else None
+            if kind == "text" and isinstance(chunk.get("text"), str):
+                out.append(_Slot(chunk, "text", "text", ("chat", index, "content"), line))
+            elif kind == "thinking" and isinstance(chunk.get("thinking"), list):
+                for part in chunk["thinking"]:
+                    if isinstance(part, dict) and isinstance(part.get("text"), str):
+                        out.append(_Slot(part, "text", "text", ("chat", index, "thinking"), line))
         calls = delta.get("tool_calls")
         for tc in calls if isinstance(calls, list) else ():
             if not isinstance(tc, dict):

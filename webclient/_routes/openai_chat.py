@@ -30,6 +30,9 @@ Wire facts (``route-contracts.md`` §1):
 * terminal: ``[DONE]`` after every choice seen has a ``finish_reason``; ``[DONE]`` without one is
   ``truncated`` (``missing_stop``). A usage-only chunk (``choices: []``) and Azure's leading
   ``prompt_filter_results`` chunk carry no choices and are fine anywhere before ``[DONE]``.
+* ``delta.content`` may be a list of content chunks (Mistral's reasoning models, :data:`CONTENT_CHUNKS`):
+  ``text`` chunks join the text and ``thinking`` chunks' text parts the reasoning; another chunk type is
+  ``unknown_type`` (kept verbatim with ``keep_unknown_items``), a malformed chunk ``envelope``.
 * OpenRouter's ``delta.reasoning_details`` (:data:`DETAIL_FIELDS`): the entries of one type and
   ``index`` are one entry, its text (``text``, ``summary`` or encrypted ``data``) joined from their
   fragments (text ceiling, ``retained``, surrogate pairs as for text), its ``id`` and ``format`` the
@@ -165,6 +168,12 @@ class _Choice(ChoiceState):
 #: the session's ``keep_unknown_items``): committed without it, the answer would be empty or partial.
 UNREAD_CONTENT = ("audio", "images")
 
+#: ``delta.content`` sent as a list of content chunks (Mistral: the reasoning models, Magistral and Mistral Small
+#: with thinking, stream ``{"type": "thinking", "thinking": [{"type": "text", "text": ...}], "closed"?: bool}`` and
+#: ``{"type": "text", "text": ...}``; docs.mistral.ai "Reasoning", the ``ThinkChunk`` / ``TextChunk`` models of
+#: mistralai's client): chunk type -> the channel its text joins. Another type is ``unknown_type``.
+CONTENT_CHUNKS = {"text": "text", "thinking": "reasoning"}
+
 #: OpenRouter's ``delta.reasoning_details`` (https://openrouter.ai/docs/use-cases/reasoning-tokens, "Reasoning
 #: Details"; "Preserving reasoning blocks": pass them back unmodified in the assistant message to continue the
 #: reasoning, which some models need across tool calls): entry type -> the field whose text streams in fragments
@@ -217,10 +226,17 @@ class OpenAIChatAccumulator(RouteAccumulator):
                 content = delta.get("content")
                 if content:  # _optional_text, inline: the hottest field of the route
                     if content.__class__ is not str:
-                        self._protocol("envelope")
+                        if content.__class__ is list:
+                            self._each(content, self._content_chunk, st)
+                        else:
+                            self._protocol("envelope")
+                        if self.failure is not None:
+                            return
+                    elif not self._append(st.text, content, self._max_text, "text"):
                         return
-                    if not self._append(st.text, content, self._max_text, "text"):
-                        return
+                elif content is not None and content.__class__ is not str and content.__class__ is not list:
+                    self._protocol("envelope")  # (0, false, {}: not a text; [] holds no chunk)
+                    return
                 if content is None or len(delta) > 1:
                     self._rare_fields(st, delta)
                     if self.failure is not None:
@@ -237,6 +253,41 @@ class OpenAIChatAccumulator(RouteAccumulator):
                 self._finish_choice(st, reason)
             else:
                 self._refinish(st, reason)
+
+    def _content_chunk(self, st: _Choice, chunk: object) -> None:
+        """One element of a ``content`` list (Mistral's content chunks, :data:`CONTENT_CHUNKS`): a ``text`` chunk's
+        text joins the text, a ``thinking`` chunk's ``text`` parts join the reasoning (its ``closed`` flag is read
+        for its type only). A chunk of another type is ``unknown_type`` (kept verbatim in ``items`` with
+        ``keep_unknown_items``); anything else malformed is ``envelope``."""
+        c: dict[str, Any] = chunk if isinstance(chunk, dict) else {}  # (not an object: no type, refused below)
+        kind = c.get("type")
+        field = CONTENT_CHUNKS.get(kind) if kind.__class__ is str else None
+        if field is None:
+            if kind.__class__ is not str:
+                self._protocol("envelope")
+            elif self._unknown():
+                st.kept.append({"content": [c]})
+            return
+        if field == "text":
+            self._chunk_text(st.text, c)
+            return
+        parts, closed = c.get("thinking"), c.get("closed")
+        if parts.__class__ is not list or (closed is not None and closed.__class__ is not bool):
+            self._protocol("envelope")
+            return
+        for part in parts:
+            if part.__class__ is not dict or part.get("type") != "text" or not self._chunk_text(st.reasoning, part):
+                self._protocol("envelope")  # (a no-op after a ceiling's failure: the first failure stands)
+                return
+
+    def _chunk_text(self, buf: TextBuffer, chunk: dict[str, Any]) -> bool:
+        """A content chunk's ``text`` (a string, possibly empty) joins ``buf``; False when it is not a string or a
+        ceiling trips."""
+        text = chunk.get("text")
+        if text.__class__ is not str:
+            self._protocol("envelope")
+            return False
+        return not text or self._append(buf, text, self._max_text, "text")
 
     def _logprobs(self, st: _Choice, logprobs: object) -> bool:
         """Keep a chunk's ``content`` / ``refusal`` logprob entries (item ceiling)."""
