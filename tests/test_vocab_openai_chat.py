@@ -420,11 +420,16 @@ def test_an_unknown_content_chunk_fails_closed_unless_kept() -> None:
     [{"type": "thinking", "thinking": "a"}], [{"type": "thinking"}], [thinking("a", closed="yes")],
     [{"type": "thinking", "thinking": ["a"]}], [{"type": "thinking", "thinking": [{"type": "image", "text": "a"}]}],
     [{"type": "thinking", "thinking": [{"type": "text", "text": 5}]}],
+    [{"type": "thinking", "thinking": [{"type": "text", "text": 5}, {"type": "text", "text": "later"}]}],
+    [{"type": "thinking", "thinking": ["a", {"type": "text", "text": "later"}]}],
 ], ids=["string", "null", "untyped", "type-number", "text-number", "thinking-string", "thinking-absent",
-        "closed-string", "part-string", "part-type", "part-text-number"])
+        "closed-string", "part-string", "part-type", "part-text-number", "part-text-number-then-text",
+        "part-string-then-text"])
+@pytest.mark.usefixtures("no_safety_net")
 def test_a_malformed_content_chunk_is_envelope_and_nothing_after_it_is_taken(content: list[Any]) -> None:
     result, _ = check(ROUTE, mistral([{"type": "text", "text": "a"}, *content, {"type": "text", "text": "b"}]))
-    assert (result.outcome.value, result.stage, result.text) == ("protocol_error", "envelope", "a")
+    assert (result.outcome.value, result.stage, result.text, result.reasoning) == ("protocol_error", "envelope", "a",
+                                                                                   "")
 
 
 def test_content_chunks_after_the_finish_reason_are_a_closed_block() -> None:
@@ -444,6 +449,12 @@ def test_content_chunks_count_against_the_text_ceiling() -> None:
 @pytest.mark.parametrize("content", [0, False, {}, 1.5], ids=["zero", "false", "object", "number"])
 def test_content_that_is_neither_a_string_nor_a_list_of_chunks_is_envelope_even_when_empty(content: Any) -> None:
     assert outcome_of(ROUTE, mistral("a", content, "b")) == ("protocol_error", "envelope")
+    # nothing else of that delta is taken
+    data = mistral("a", "b").replace(b'"content":"b"', b'"content":' + json.dumps(content).encode()
+                                     + b',"reasoning":"hidden"')
+    assert b"hidden" in data
+    result, _ = check(ROUTE, data)
+    assert (result.outcome.value, result.stage, result.reasoning) == ("protocol_error", "envelope", "")
 
 
 def test_empty_content_of_either_form_adds_nothing() -> None:
