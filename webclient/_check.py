@@ -505,7 +505,7 @@ def _chat_slots(obj: Any, line: int, state: dict[Any, Any], out: _SlotSink) -> N
                 out.append(_Slot(delta, key, "text", ("chat", index, key), line))
         chunks = delta.get("content")
         for chunk in chunks if isinstance(chunks, list) else ():  # Mistral's content chunks
-            kind = chunk.get("type") if isinstance(chunk, dict) else None
+            kind = _type_name(chunk)
             if kind == "text" and isinstance(chunk.get("text"), str):
                 out.append(_Slot(chunk, "text", "text", ("chat", index, "content"), line))
             elif kind == "thinking" and isinstance(chunk.get("thinking"), list):

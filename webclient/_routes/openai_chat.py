@@ -224,18 +224,14 @@ class OpenAIChatAccumulator(RouteAccumulator):
                     return
             else:
                 content = delta.get("content")
-                if content:  # _optional_text, inline: the hottest field of the route
-                    if content.__class__ is not str:
-                        if content.__class__ is list:
-                            self._each(content, self._content_chunk, st)
-                        else:
-                            self._protocol("envelope")
-                        if self.failure is not None:
-                            return
-                    elif not self._append(st.text, content, self._max_text, "text"):
+                if content.__class__ is str:  # _optional_text, inline: the hottest field of the route
+                    if content and not self._append(st.text, content, self._max_text, "text"):
                         return
-                elif content is not None and content.__class__ is not str and content.__class__ is not list:
-                    self._protocol("envelope")  # (0, false, {}: not a text; [] holds no chunk)
+                elif content.__class__ is list:  # content chunks ([] holds none)
+                    if not self._each(content, self._content_chunk, st):
+                        return
+                elif content is not None:  # (0, false, {}: not a text, even when falsy)
+                    self._protocol("envelope")
                     return
                 if content is None or len(delta) > 1:
                     self._rare_fields(st, delta)
