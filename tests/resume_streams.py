@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from tests.route_fixtures import FIXTURES, RESPONSES, frame_jsonl, merge_deltas
+from tests.route_fixtures import FIXTURES, LOCAL, RESPONSES, frame_jsonl, merge_deltas
 from webclient import StreamResult, StreamSession
 
 USAGE = (FIXTURES / "pydantic-ai" /
@@ -44,6 +44,11 @@ def _jsonl(name: str, response: int = 0) -> bytes:
 AZURE_TOOL = _jsonl("azure__azure-tool-call.1.chunks.txt")
 AZURE_TEXT = _jsonl("azure__azure-text.1.chunks.txt")
 ENCRYPTED = _jsonl("openai__openai-reasoning-encrypted-content.1.chunks.txt")
+
+#: A background response streamed whole, then fetched again with ``GET /v1/responses/{id}?stream=true&starting_after=0``
+#: (pydantic-ai's live recording, ``tests/recordings/pydantic-ai``): the server's own resume of the same answer.
+_BACKGROUND = "test_openai_responses__test_background_mode_streaming_starting_after_vcr.interaction{}.sse"
+BACKGROUND_FIRST, BACKGROUND_RESUMED = ((LOCAL / "pydantic-ai" / _BACKGROUND.format(n)).read_bytes() for n in (0, 1))
 
 #: name -> capture, for parametrized tests.
 RECORDINGS = {"usage": USAGE, "azure_tool": AZURE_TOOL, "azure_text": AZURE_TEXT, "openrouter": OPENROUTER,

@@ -164,6 +164,17 @@ def _local(name: str, route: str, outcome: str, stop_reason: str | None = None,
     return Recording(f"vercel-ai/{name}", route, outcome, stop_reason, split_at=split_at, root=LOCAL)
 
 
+def _pydantic(cassette: str, interaction: int, route: str, outcome: str, stop_reason: str | None = None,
+              test_file: str | None = None) -> Recording:
+    """A stream body from one of pydantic-ai's VCR cassettes (``tests/models/cassettes/<test file>/<cassette>.yaml``),
+    raw SSE, named ``<test file>__<cassette>.interaction<N>.sse`` as the shared set names its pydantic-ai files. The
+    test file is the route's, unless given (Chat: the server's, ``test_groq``, ``test_openrouter`` ...)."""
+    if test_file is None:
+        test_file = {ANTHROPIC: "test_anthropic", RESPONSES: "test_openai_responses", GEMINI: "test_google"}[route]
+    return Recording(f"pydantic-ai/{test_file}__{cassette}.interaction{interaction}.sse", route, outcome, stop_reason,
+                     root=LOCAL)
+
+
 #: Recordings copied into this repository (``tests/recordings/SOURCES.md``: provenance, licence): vercel/ai's
 #: fixtures of shapes the shared set lacks (programmatic tool calling and tool search on both typed routes, code
 #: execution, MCP, advisor, Gemini streamed arguments without their closing part). Framed as the shared
@@ -223,6 +234,67 @@ LOCAL_CATALOG: tuple[Recording, ...] = (
     # Mistral's reasoning models on the Chat route: content as a list of thinking and text chunks.
     _local("mistral__mistral-reasoning.chunks.txt", CHAT, "complete", "stop"),
     _local("openai-compatible__issue-13703-mistral-thinking.chunks.txt", CHAT, "complete", "stop"),
+    # pydantic-ai's live VCR recordings (MIT): hosted tools on all three typed/Gemini routes, thinking, custom tools.
+    _pydantic("test_anthropic_advisor_tool_stream", 0, ANTHROPIC, "complete", "end_turn"),
+    _pydantic("test_anthropic_code_execution_download_file_stream", 0, ANTHROPIC, "complete", "end_turn"),
+    _pydantic("test_anthropic_code_execution_file_outputs_stream", 0, ANTHROPIC, "complete", "end_turn"),
+    _pydantic("test_anthropic_code_execution_tool_stream", 0, ANTHROPIC, "complete", "end_turn"),
+    _pydantic("test_anthropic_fable_5_1_drops_a_stale_thinking_block_streamed", 1, ANTHROPIC, "complete", "end_turn"),
+    _pydantic("test_anthropic_local_shell_toolset_stream", 0, ANTHROPIC, "complete", "tool_use"),
+    _pydantic("test_anthropic_local_shell_toolset_stream", 1, ANTHROPIC, "complete", "end_turn"),
+    _pydantic("test_anthropic_shell_tool_file_outputs_stream", 0, ANTHROPIC, "complete", "end_turn"),
+    _pydantic("test_anthropic_shell_tool_stream", 0, ANTHROPIC, "complete", "end_turn"),
+    _pydantic("test_anthropic_text_editor_code_execution_tool_stream", 0, ANTHROPIC, "complete", "end_turn"),
+    _pydantic("test_anthropic_text_editor_toolset_stream", 0, ANTHROPIC, "complete", "tool_use"),
+    _pydantic("test_anthropic_text_editor_toolset_stream", 1, ANTHROPIC, "complete", "end_turn"),
+    _pydantic("test_anthropic_web_fetch_tool_stream", 0, ANTHROPIC, "complete", "end_turn"),
+    _pydantic("test_google_auto_native_structured_stream_gemini_3", 0, GEMINI, "complete", "STOP"),
+    # Hosted code execution (and file search, run as code): STOP on the executableCode chunk, the answer after it.
+    _pydantic("test_google_model_builtin_code_execution_stream", 0, GEMINI, "complete", "STOP"),
+    _pydantic("test_google_model_file_search_tool_stream", 3, GEMINI, "complete", "STOP"),
+    _pydantic("test_google_model_iter_stream", 0, GEMINI, "complete", "STOP"),
+    _pydantic("test_google_model_iter_stream", 1, GEMINI, "complete", "STOP"),
+    _pydantic("test_google_model_iter_stream", 2, GEMINI, "complete", "STOP"),
+    _pydantic("test_google_model_thinking_part_iter", 0, GEMINI, "complete", "STOP"),
+    _pydantic("test_google_model_web_fetch_tool_stream", 0, GEMINI, "complete", "STOP"),
+    _pydantic("test_google_model_web_search_tool_stream", 0, GEMINI, "complete", "STOP"),
+    _pydantic("test_google_stream_usage_is_live_mid_stream", 0, GEMINI, "complete", "STOP"),
+    _pydantic("test_google_streaming_tool_call_thought_signature", 0, GEMINI, "complete", "STOP"),
+    _pydantic("test_google_streaming_tool_call_thought_signature", 1, GEMINI, "complete", "STOP"),
+    _pydantic("test_background_mode_streaming_starting_after_vcr", 0, RESPONSES, "complete", "completed"),
+    # The same background response fetched again with ?stream=true&starting_after=0: alone it lacks response.created
+    # (order); after a cut of the first stream it resumes the answer (test_resume.py).
+    _pydantic("test_background_mode_streaming_starting_after_vcr", 1, RESPONSES, "protocol_error"),
+    _pydantic("test_gpt5_freeform_text_streaming", 0, RESPONSES, "complete", "completed"),
+    _pydantic("test_gpt5_freeform_text_streaming", 1, RESPONSES, "complete", "completed"),
+    _pydantic("test_gpt5_freeform_text_streaming", 2, RESPONSES, "complete", "completed"),
+    # Three MCP servers: only the last mcp_list_tools item is closed by output_item.done (pydantic-ai#5419).
+    _pydantic("test_openai_responses_model_mcp_list_tools_stream_backfills_missing_results", 0, RESPONSES, "complete",
+              "completed"),
+    _pydantic("test_openai_responses_model_web_search_tool_stream", 0, RESPONSES, "complete", "completed"),
+    _pydantic("test_openai_responses_moderation_stream", 0, RESPONSES, "complete", "completed"),
+    _pydantic("test_openai_responses_phase_streamed_on_part_start", 0, RESPONSES, "complete", "completed"),
+    _pydantic("test_openai_responses_phase_streamed_on_part_start", 1, RESPONSES, "complete", "completed"),
+    _pydantic("test_openai_conversation_id_streaming_provider_details", 1, RESPONSES, "complete", "completed"),
+    _pydantic("test_openai_responses_code_execution_download_file_stream", 0, RESPONSES, "complete", "completed"),
+    # Hosted shell: shell_call items in a container, their command deltas (no item_id), shell_call_output items.
+    _pydantic("test_openai_responses_hosted_shell_with_uploaded_file_stream", 1, RESPONSES, "complete", "completed"),
+    _pydantic("test_openai_responses_model_file_search_tool_stream", 3, RESPONSES, "complete", "completed"),
+    _pydantic("test_openai_responses_model_mcp_server_tool_stream", 0, RESPONSES, "complete", "completed"),
+    # Chat from Groq (compound web search: executed_tools deltas, a new id per chunk; gpt-oss reasoning; an error
+    # event inside a 200 stream), OpenAI (a moderation chunk after the usage chunk) and OpenRouter (comment lines,
+    # a repeated stop chunk, encrypted and signed reasoning_details, annotations, server tools).
+    _pydantic("test_groq_model_web_search_tool_stream", 0, CHAT, "complete", "stop", "test_groq"),
+    _pydantic("test_tool_use_failed_error_streaming_with_text", 0, CHAT, "upstream_error", test_file="test_groq"),
+    _pydantic("test_tool_use_failed_error_streaming_with_text", 1, CHAT, "complete", "tool_calls", "test_groq"),
+    _pydantic("test_openai_moderation_stream", 0, CHAT, "complete", "stop", "test_openai"),
+    _pydantic("test_openrouter_advisor_tool_stream", 0, CHAT, "complete", "stop", "test_openrouter"),
+    _pydantic("test_openrouter_cache_streaming_e2e", 0, CHAT, "complete", "stop", "test_openrouter"),
+    _pydantic("test_openrouter_stream_with_native_options", 0, CHAT, "complete", "stop", "test_openrouter"),
+    _pydantic("test_openrouter_stream_with_reasoning", 0, CHAT, "complete", "stop", "test_openrouter"),
+    _pydantic("test_openrouter_streaming_reasoning", 0, CHAT, "complete", "stop", "test_openrouter"),
+    _pydantic("test_openrouter_web_search_annotations_stream", 0, CHAT, "complete", "stop", "test_openrouter"),
+    _pydantic("test_openrouter_web_search_tool_usage_stream", 0, CHAT, "complete", "stop", "test_openrouter"),
 )
 
 

@@ -52,7 +52,14 @@ def _gemini_signatures(payloads: list[dict[str, Any]]) -> list[str]:
 
 
 def _responses_done(payloads: list[dict[str, Any]]) -> dict[int, dict[str, Any]]:
-    return {p["output_index"]: p["item"] for p in payloads if p.get("type") == "response.output_item.done"}
+    """Each item as output_item.done sent it; a hosted item the server finished without one (several MCP servers'
+    mcp_list_tools) as response.completed lists it."""
+    done = {p["output_index"]: p["item"] for p in payloads if p.get("type") == "response.output_item.done"}
+    for p in payloads:
+        if p.get("type") == "response.completed":
+            for index, item in enumerate(p["response"].get("output") or []):
+                done.setdefault(index, item)
+    return done
 
 
 @pytest.mark.parametrize("case", COMPLETE, ids=[c.id for c in COMPLETE])

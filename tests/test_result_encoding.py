@@ -150,7 +150,8 @@ def kept(value: str = "t", number: float = 0) -> dict[str, tuple[str, bytes]]:
         "responses-usage": (RESPONSES, stream(*message_item(0, "a"), terminal=ev(
             "response.completed", response={"id": "resp_1", "status": "completed", "usage": usage}))),
         "gemini-code-part": (GEMINI, gemini({"text": "a"}, {"executableCode": {"language": "PYTHON", "code": value,
-                                                                               "score": number}})),
+                                                                               "score": number}},
+                                            {"codeExecutionResult": {"outcome": "OUTCOME_OK", "output": "1"}})),
         "gemini-usage": (GEMINI, gemini({"text": "a"}, usageMetadata={"totalTokenCount": 3, **usage})),
     }
 

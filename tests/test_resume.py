@@ -14,6 +14,8 @@ import pytest
 from tests.helpers import assert_chunking_invariant
 from tests.resume_streams import (
     AZURE_TOOL,
+    BACKGROUND_FIRST,
+    BACKGROUND_RESUMED,
     RECORDINGS,
     USAGE,
     answer_view,
@@ -112,6 +114,19 @@ def test_a_stream_cut_inside_an_event_exposes_the_response_id_and_the_last_numbe
     assert result.resume == point == session.resume_point
     assert result.to_dict()["resume"] == {"response_id": point.response_id, "sequence_number": point.sequence_number}
     assert session.resumable
+
+
+def test_a_recorded_server_resume_after_starting_after_gives_the_uninterrupted_result() -> None:
+    # The stream cut after its first event (response.created, number 0), then the server's own replay from
+    # starting_after=0, as recorded: the answer of the whole first stream, under every chunking of both.
+    first = from_event(BACKGROUND_FIRST, 0, 1)
+    cut, _ = run_chain([[first]])
+    assert cut.resume_point == ResumePoint(response_id(BACKGROUND_FIRST), 0)
+    expected = uninterrupted_view(BACKGROUND_FIRST)
+    assert expected[0]["outcome"] == "complete"  # type: ignore[index]
+    view = assert_chunking_invariant(lambda chunks: chain_view([[first], chunks]), BACKGROUND_RESUMED,
+                                     random_count=10)
+    assert view == expected
 
 
 def test_the_resume_point_is_none_when_the_answer_is_not_resumable() -> None:

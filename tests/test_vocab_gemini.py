@@ -181,3 +181,67 @@ def test_signatures_and_kept_parts_count_against_their_ceilings() -> None:
     size = len(media.decode().split("data: ", 1)[1].rstrip("\n"))
     assert outcome_of(ROUTE, media, limits=Limits(max_item_chars=size)) == ("complete", None)
     assert outcome_of(ROUTE, media, limits=Limits(max_item_chars=size - 1)) == ("buffer_limit", "items")
+
+
+# -- hosted code execution: the STOP on the code's chunk -----------------------------------------------------------
+# pydantic-ai's live recordings of the code_execution and file_search tools (tests/recordings/pydantic-ai): the
+# chunk that carries the model's executableCode part also carries finishReason STOP, and the code's result and the
+# rest of the answer follow, with a second STOP at the end.
+
+CODE = {"executableCode": {"language": "PYTHON", "code": "print(65465 - 6544 * 65464)\n"}}
+RESULT = {"codeExecutionResult": {"outcome": "OUTCOME_OK", "output": "-428330951\n"}}
+
+
+def test_a_stop_on_the_chunk_of_hosted_code_does_not_end_the_answer_that_follows_the_code() -> None:
+    data = sse(chunk({"text": "Let me compute it."}), chunk(CODE, finish="STOP"), chunk(RESULT),
+               chunk({"text": "The result is -428330951."}, finish="STOP"))
+    result, _ = check(ROUTE, data)
+    assert (result.outcome.value, result.stop_reason) == ("complete", "STOP")
+    assert result.text == "Let me compute it.The result is -428330951."
+    assert result.items == (CODE, RESULT)
+    assert result.assistant_message["parts"] == [{"text": "Let me compute it."}, CODE, RESULT,
+                                                 {"text": "The result is -428330951."}]
+
+
+def test_code_run_as_file_search_without_a_result_part_ends_at_the_later_stop() -> None:
+    # The file search recording: the code's chunk has STOP, and the answer's text follows with no result part.
+    data = sse(chunk(CODE, finish="STOP"), chunk({"text": "The capital of France"}),
+               chunk({"text": " is Paris."}, finish="STOP"))
+    result, _ = check(ROUTE, data)
+    assert (result.outcome.value, result.text, result.items) == ("complete", "The capital of France is Paris.",
+                                                                 (CODE,))
+
+
+@pytest.mark.parametrize("after", [[], [RESULT], [RESULT, {"text": "The result is"}]],
+                         ids=["after-the-code", "after-the-result", "mid-answer"])
+def test_a_stream_cut_after_the_stop_on_hosted_code_is_truncated_never_complete(after: list[dict[str, Any]]) -> None:
+    data = sse(chunk({"text": "Let me compute it."}), chunk(CODE, finish="STOP"), *(chunk(p) for p in after))
+    result, _ = check(ROUTE, data)
+    assert (result.outcome.value, result.stage, result.committed) == ("truncated", "eof", False)
+    assert result.stop_reason is None and result.telemetry.terminal_condition_seen is False
+
+
+def test_a_stop_after_the_code_in_the_same_chunk_finishes_the_candidate() -> None:
+    # The code is not the candidate's latest part: its result (or text) came after it, so this STOP is the end.
+    for parts in ((CODE, RESULT), (CODE, {"text": "Done."})):
+        result, _ = check(ROUTE, sse(chunk(*parts, finish="STOP")))
+        assert (result.outcome.value, result.stop_reason) == ("complete", "STOP")
+        assert outcome_of(ROUTE, sse(chunk(*parts, finish="STOP"), chunk({"text": "more"}))) == (
+            "protocol_error", "after_terminal")
+
+
+@pytest.mark.parametrize("reason", ["MAX_TOKENS", "SAFETY", "OTHER"])
+def test_another_finish_reason_on_the_chunk_of_hosted_code_ends_the_candidate(reason: str) -> None:
+    category = STOP_REASONS[reason]
+    result, _ = check(ROUTE, sse(chunk(CODE, finish=reason)))
+    assert (result.outcome.value, result.stage, result.stop_reason) == (*EXPECTED[category], reason)
+    # (the reason decides at once: what follows is not looked at)
+    assert outcome_of(ROUTE, sse(chunk(CODE, finish=reason), chunk(RESULT))) == EXPECTED[category]
+
+
+def test_the_deferred_stop_holds_per_candidate() -> None:
+    # Candidate 1 runs code (its STOP waits); candidate 0 finishes at once. The stream ends when both have.
+    data = sse(chunk(CODE, finish="STOP", index=1), chunk({"text": "a"}, finish="STOP"))
+    assert outcome_of(ROUTE, data) == ("truncated", "eof")
+    result, _ = check(ROUTE, data + sse(chunk(RESULT, index=1), chunk({"text": "b"}, finish="STOP", index=1)))
+    assert (result.outcome.value, [c.text for c in result.choices]) == ("complete", ["a", "b"])

@@ -271,6 +271,54 @@ def test_a_tool_search_run_by_whom_the_route_does_not_know_fails_closed(executio
     assert (kept.outcome.value, kept.items, kept.tool_calls) == ("complete", (item,), ())
 
 
+@pytest.mark.parametrize(("environment", "stage"), [
+    ({"type": "cloud_sandbox"}, "unknown_type"), (5, "envelope"), ("container_reference", "envelope"),
+    ({"type": 5}, "envelope"), ({}, "envelope"),
+], ids=["unknown-type", "number", "string", "type-not-a-string", "no-type"])
+def test_a_shell_call_whose_environment_says_no_known_runner_fails_closed(environment: Any, stage: str) -> None:
+    # Never a guess that the client runs it: a malformed environment is not "no environment".
+    item = {**SHELL, "environment": environment}
+    result, _ = check(ROUTE, stream(*whole_item(0, item)))
+    assert (result.outcome.value, result.stage, result.tool_calls) == ("protocol_error", stage, ())
+    if stage == "unknown_type":
+        kept, _ = check(ROUTE, stream(*whole_item(0, item)), keep_unknown_items=True)
+        assert (kept.outcome.value, kept.items, kept.tool_calls) == ("complete", (item,), ())
+
+
+HOSTED_SHELL = {**SHELL, "environment": {"type": "container_reference", "container_id": "cntr_1"}}
+
+
+@pytest.mark.parametrize("added", [{k: v for k, v in SHELL.items() if k != "environment"},
+                                   {**SHELL, "environment": None}, SHELL], ids=["absent", "null", "local"])
+def test_a_shell_call_without_an_environment_or_in_the_local_one_is_the_clients_whichever_the_closed_item_says(
+        added: dict[str, Any]) -> None:
+    # openai-python: environment is Optional (null or absent: the client's own machine), or {"type": "local"}.
+    for done in (added, SHELL):
+        result, _ = check(ROUTE, stream(*whole_item(0, done, added={**added, "status": "in_progress"})))
+        assert result.outcome.value == "complete"
+        assert [(c.kind, c.ready) for c in result.tool_calls] == [("shell", True)]
+
+
+@pytest.mark.parametrize(("added", "done"), [
+    (SHELL, HOSTED_SHELL), (HOSTED_SHELL, SHELL), (HOSTED_SHELL, {**SHELL, "environment": {"type": "gpu"}}),
+    (CLIENT_SEARCH, {**CLIENT_SEARCH, "execution": "server"}),
+], ids=["local-then-container", "container-then-local", "container-then-unknown", "client-then-server-search"])
+def test_a_closed_item_that_says_another_runner_than_the_added_one_is_item_mismatch(added: dict[str, Any],
+                                                                                  done: dict[str, Any]) -> None:
+    result, _ = check(ROUTE, stream(*whole_item(0, done, added={**added, "status": "in_progress"})))
+    assert (result.outcome.value, result.stage) == ("protocol_error", "item_mismatch")
+    assert not any(call.ready for call in result.tool_calls)  # (a call opened when added stays unready)
+
+
+@pytest.mark.parametrize("item", [SHELL, HOSTED_SHELL, CLIENT_SEARCH], ids=["local", "container", "client-search"])
+def test_a_closed_item_that_leaves_out_who_runs_it_keeps_the_added_ones_runner(item: dict[str, Any]) -> None:
+    field = "execution" if item["type"] == "tool_search_call" else "environment"
+    done = {k: v for k, v in item.items() if k != field}
+    result, _ = check(ROUTE, stream(*whole_item(0, done, added={**item, "status": "in_progress"})))
+    assert result.outcome.value == "complete"
+    assert bool(result.tool_calls) is (item is not HOSTED_SHELL)
+
+
 def test_a_programmatic_tool_call_is_a_function_call_sent_back_with_its_caller() -> None:
     # vercel/ai programmatic-tool-calling.1.chunks.txt: the program item, then the client call it made.
     program = HOSTED[-2][0]
@@ -433,3 +481,70 @@ def test_kept_items_count_against_the_item_ceiling() -> None:
     needed = sum(len(json.dumps(e[1], separators=(",", ":"))) for e in whole_item(0, item))
     assert outcome_of(ROUTE, data, limits=Limits(max_item_chars=needed)) == ("complete", None)
     assert outcome_of(ROUTE, data, limits=Limits(max_item_chars=needed - 1)) == ("buffer_limit", "items")
+
+
+# -- hosted items the API finishes without output_item.done ------------------------------------------------------
+# pydantic-ai's live recording with three MCP servers (tests/recordings/pydantic-ai, pydantic/pydantic-ai#5419):
+# every mcp_list_tools item gets its in_progress and completed progress events, only the last one its
+# output_item.done; response.completed lists all three.
+
+def list_tools(n: int) -> dict[str, Any]:
+    return {"type": "mcp_list_tools", "id": f"mcpl_{n}", "server_label": f"server{n}",
+            "tools": [{"name": f"tool{n}", "input_schema": {"type": "object"}}]}
+
+
+DONE_MESSAGE = {"id": "msg_2", "type": "message", "status": "completed", "role": "assistant",
+                "content": [{"type": "output_text", "text": "Done.", "annotations": []}]}
+
+
+def list_tools_stream(*, first_progress: str = "response.mcp_list_tools.completed",
+                      output: Any = None) -> bytes:
+    """Two mcp_list_tools items, both finished by their progress event (the first by ``first_progress``), only
+    the second closed by output_item.done; then a message; response.completed lists ``output``."""
+    events: list[Any] = []
+    for n in (0, 1):
+        events += [ev("response.output_item.added", output_index=n, item={**list_tools(n), "tools": []}),
+                   ev("response.mcp_list_tools.in_progress", item_id=f"mcpl_{n}", output_index=n)]
+    events += [ev(first_progress, item_id="mcpl_0", output_index=0),
+               ev("response.mcp_list_tools.completed", item_id="mcpl_1", output_index=1),
+               ev("response.output_item.done", output_index=1, item=list_tools(1)), *message(2, "Done.")]
+    final = [list_tools(0), list_tools(1), DONE_MESSAGE] if output is None else output
+    return sse(CREATED, *events, ev("response.completed", response={"id": "resp_67c", "status": "completed",
+                                                                       "output": final}))
+
+
+def test_a_hosted_item_the_server_finished_but_never_closed_takes_its_entry_in_the_completed_response() -> None:
+    result, _ = check(ROUTE, list_tools_stream())
+    assert (result.outcome.value, result.text) == ("complete", "Done.")
+    assert result.items == (list_tools(0), list_tools(1))  # item 0 as response.completed lists it
+    assert result.assistant_message == [list_tools(0), list_tools(1), DONE_MESSAGE]
+
+
+@pytest.mark.parametrize("progress", ["response.mcp_list_tools.in_progress", "response.web_search_call.completed"])
+def test_a_hosted_item_its_own_completed_event_did_not_finish_is_still_open_at_the_terminal(progress: str) -> None:
+    assert outcome_of(ROUTE, list_tools_stream(first_progress=progress)) == ("protocol_error", "open_block")
+
+
+@pytest.mark.parametrize(("output", "stage"), [
+    ([], "open_block"), ("x", "open_block"), ([None, list_tools(1), DONE_MESSAGE], "open_block"),
+    ([{**list_tools(0), "id": "mcpl_other"}, list_tools(1), DONE_MESSAGE], "item_mismatch"),
+    ([{**list_tools(0), "type": "web_search_call"}, list_tools(1), DONE_MESSAGE], "item_mismatch"),
+], ids=["empty", "not-a-list", "no-entry", "other-id", "other-type"])
+def test_without_a_matching_entry_in_the_completed_response_the_item_fails_closed(output: Any, stage: str) -> None:
+    result, _ = check(ROUTE, list_tools_stream(output=output))
+    assert (result.outcome.value, result.stage) == ("protocol_error", stage)
+    # The item stays as it was added; a refused entry also leaves the terminal untaken (no stop reason).
+    assert result.items[0] == result.assistant_message[0] == {**list_tools(0), "tools": []}
+    if stage == "item_mismatch":
+        assert (result.stop_reason, result.telemetry.terminal_condition_seen) == (None, False)
+
+
+def test_a_completed_progress_event_closes_nothing_but_a_hosted_item() -> None:
+    # Naming the message's index, or an index with no item, changes nothing: the message still needs its done.
+    events = [*message(0, "Hi")[:-1], ev("response.mcp_list_tools.completed", item_id="msg_0", output_index=0),
+              ev("response.mcp_list_tools.completed", item_id="mcpl_9", output_index=9)]
+    final = [{"id": "msg_0", "type": "message", "status": "completed", "role": "assistant",
+              "content": [{"type": "output_text", "text": "Hi", "annotations": []}]}]
+    data = sse(CREATED, *events, ev("response.completed", response={"id": "resp_67c", "status": "completed",
+                                                                     "output": final}))
+    assert outcome_of(ROUTE, data) == ("protocol_error", "open_block")

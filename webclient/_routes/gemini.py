@@ -37,6 +37,13 @@ Wire facts (``route-contracts.md`` §4):
   ``after_terminal``. Only ``STOP`` commits (:data:`STOP_REASONS`): ``MAX_TOKENS`` is length, the
   safety / recitation / language reasons are filters, and ``OTHER``, ``MALFORMED_FUNCTION_CALL``,
   ``UNEXPECTED_TOOL_CALL`` ... are provider failures.
+* hosted code execution (the ``code_execution`` tool, and the file search tool that runs as code): the API
+  puts ``finishReason: "STOP"`` on the chunk that carries the model's ``executableCode`` part, then streams
+  the code's result and the rest of the answer, ending with a second ``STOP`` (pydantic-ai's live
+  recordings of both tools). So a ``STOP`` that arrives while the candidate's latest part is an
+  ``executableCode`` does not finish it: the server has code to run and the candidate stays open. Only a
+  later ``finishReason`` finishes it; a stream that ends first is truncated (``eof``), never complete.
+  Any other reason there finishes the candidate as usual.
 * an ``error`` object in a chunk is ``upstream_error`` (``error.status`` / ``error.code`` kept).
 """
 
@@ -153,6 +160,12 @@ _VALUE_KEYS = ("stringValue", "numberValue", "boolValue", "nullValue")
 #: ``nullValue`` as proto3 JSON writes the ``NullValue`` enum (the SDKs' type), or JSON ``null`` (the REST
 #: reference's JSON representation).
 _NULL_VALUES = ("NULL_VALUE", None)
+
+
+def _runs_code(part: object) -> bool:
+    """Whether an assistant-message part is hosted code the server has yet to run (an ``executableCode``
+    part: the code's result and the rest of the answer follow it)."""
+    return part.__class__ is dict and "executableCode" in part
 
 
 class _Candidate(ChoiceState):
@@ -372,6 +385,8 @@ class GeminiAccumulator(RouteAccumulator):
             if st.finish_reason is not None:
                 self._refinish(st, reason)
                 return
+            if reason == "STOP" and st.parts and _runs_code(st.parts[-1]):
+                return  # hosted code execution: the answer goes on after the code runs (module docstring)
             if not self._finish(st, reason):
                 return
             if st.streaming is not None:

@@ -39,13 +39,20 @@ Wire facts (``route-contracts.md`` §2; vocabulary from openai-python 3.57.0
   except that a call still open without a name takes the item's, and one added without a ``call_id`` (its item ``id``
   stood in) takes the item's ``call_id``. A call that ends without a name is never valid
   (``tool_unknown``). A ``shell_call`` in a container environment runs on OpenAI's side: it is hosted; so
-  is a ``tool_search_call`` with ``execution: "server"`` (another ``execution`` is ``unknown_type``).
+  is a ``tool_search_call`` with ``execution: "server"``. Another ``execution``, or an ``environment`` of
+  another type, is ``unknown_type``; an ``environment`` that is not an object with a string ``type`` is
+  ``envelope`` (never a guess that the client runs it). The closed item may not say otherwise
+  (``item_mismatch``).
 * hosted items (``web_search_call``, ``file_search_call``, ``code_interpreter_call``,
   ``image_generation_call``, ``mcp_call``, ``mcp_list_tools``, hosted ``shell_call`` and its
   ``shell_call_output``, ``compaction``, ``tool_search_output``, and programmatic tool calling's
   ``program`` (code OpenAI runs, whose tool calls come as ``function_call`` items with a ``caller``) and
   ``program_output``) are result ``items``, never tool calls; their progress events are accepted and not
-  accumulated.
+  accumulated. With two or more MCP servers the API closes only the last ``mcp_list_tools`` item with
+  ``output_item.done`` (pydantic-ai's live recording, pydantic/pydantic-ai#5419): a hosted item whose own
+  ``response.<type>.completed`` progress event arrived but that never closed is closed by ``response.completed``
+  with that response's ``output`` entry at its index, checked as ``output_item.done`` is (same type and id).
+  Any other item still open there is ``open_block``.
 * the assistant message is the list of output items as ``output_item.done`` sent them (the
   ``.added`` item while one never closed): ``reasoning`` items keep their ``encrypted_content``.
 * terminal: ``response.completed`` (stop reason: its ``response.status``, ``"completed"`` when
@@ -147,6 +154,16 @@ _HOSTED_PROGRESS = (
     "response.shell_call_output_content.delta", "response.shell_call_output_content.done",
     "response.compaction.compacting",
 )
+#: The hosted progress events that say the tool finished -> the type of the item they finish
+#: (:meth:`OpenAIResponsesAccumulator._hosted_completed`).
+_HOSTED_COMPLETED = {
+    "response.web_search_call.completed": "web_search_call",
+    "response.file_search_call.completed": "file_search_call",
+    "response.code_interpreter_call.completed": "code_interpreter_call",
+    "response.image_generation_call.completed": "image_generation_call",
+    "response.mcp_call.completed": "mcp_call",
+    "response.mcp_list_tools.completed": "mcp_list_tools",
+}
 
 CONTRACT = RouteContract(
     name="openai-responses",
@@ -226,13 +243,16 @@ _scanstring: Callable[[str, int], tuple[str, int]] = json.decoder.scanstring  # 
 class _Item:
     """One output item."""
 
-    __slots__ = ("added", "call", "closed", "final", "id", "index", "kept", "reasoning", "refusal", "text", "type")
+    __slots__ = ("added", "call", "closed", "done_by_server", "final", "id", "index", "kept", "reasoning", "refusal",
+                 "text", "type")
 
     def __init__(self, index: int, item_id: str | None, item_type: str, added: dict[str, Any]) -> None:
         self.index = index
         self.id = item_id
         self.type = item_type
         self.closed = False
+        #: A hosted item whose ``response.<type>.completed`` progress event arrived.
+        self.done_by_server = False
         #: The item as ``output_item.added`` / ``output_item.done`` sent it.
         self.added = added
         self.final: dict[str, Any] | None = None
@@ -276,6 +296,7 @@ class OpenAIResponsesAccumulator(RouteAccumulator):
         "response.reasoning_summary_part.done": "_part_event",
         "response.reasoning_summary_text.done": "_part_event",
         **dict.fromkeys(_HOSTED_PROGRESS, "ignore"),
+        **dict.fromkeys(_HOSTED_COMPLETED, "_hosted_completed"),
         "response.created": "_created",
         "response.in_progress": "ignore",
         "response.queued": "ignore",
@@ -399,12 +420,39 @@ class OpenAIResponsesAccumulator(RouteAccumulator):
         elif status.__class__ is not str:
             self._protocol("envelope")
             return
-        if self._usage(response):
+        if self._usage(response) and self._close_hosted(response):
             self._terminal(status, self._open_blocks())
             if any(_cut(item) for item in self._items.values()):  # the response cannot be whole (_same_item)
                 self._fail(Outcome.TRUNCATED, "incomplete_item")
             elif self.failure is None:
                 self._final_output(response)
+
+    def _hosted_completed(self, obj: dict[str, Any]) -> None:
+        """A hosted tool's ``response.<type>.completed``: its open item at ``output_index`` (of that type) is done on
+        the server's side, and ``response.completed`` may close it (:meth:`_close_hosted`). One that names no such
+        item changes nothing, as the other progress events."""
+        index = obj.get("output_index")
+        item = self._items.get(index) if index.__class__ is int else None
+        if item is not None and item.kept and not item.closed and item.type == _HOSTED_COMPLETED[obj["type"]]:
+            item.done_by_server = True
+
+    def _close_hosted(self, response: dict[str, Any]) -> bool:
+        """Close each hosted item the server finished (:meth:`_hosted_completed`) but never closed with
+        ``output_item.done``, with the completed response's ``output`` entry at its index, checked as a closed item
+        is (:meth:`_same_item`: same type, same id). Without such an entry it stays open (``open_block``). False on
+        failure."""
+        output = response.get("output")
+        for item in self._items.values():
+            if item.closed or not item.done_by_server:
+                continue
+            final = output[item.index] if output.__class__ is list and item.index < len(output) else None
+            if final.__class__ is not dict:
+                continue
+            if not self._same_item(item, final) or not self._retain():
+                return False
+            item.final = final
+            item.closed = True
+        return True
 
     def _final_output(self, response: dict[str, Any]) -> None:
         """The completed response's ``output`` is the answer the SDK returns: when it lists items (a server
@@ -508,13 +556,14 @@ class OpenAIResponsesAccumulator(RouteAccumulator):
             if not self._unknown():
                 return
             role = "hosted"
-        elif role == "call:shell" and _hosted_environment(it):
-            role = "hosted"
-        elif role == "call:tool_search":
-            execution = it.get("execution")
-            if execution == "server":
+        elif role == "call:shell" or role == "call:tool_search":
+            runner = _runner(it)
+            if runner == "envelope":
+                self._protocol("envelope")
+                return
+            if runner == "server":
                 role = "hosted"
-            elif execution != "client":  # (who runs it is not known: not a call the route can hand over)
+            elif runner == "unknown":  # (who runs it is not known: not a call the route can hand over)
                 if not self._unknown():
                     return
                 role = "hosted"
@@ -601,7 +650,8 @@ class OpenAIResponsesAccumulator(RouteAccumulator):
     def _same_item(self, item: _Item, it: dict[str, Any]) -> bool:
         """The closed item is the added one, whole: the assistant message sends it back as it is.
         Its ``type`` (required) and its ``id`` (when both carry one) are the added item's
-        (``item_mismatch``); its part lists (a message's ``content``, a reasoning item's ``content`` and
+        (``item_mismatch``), and so is who runs it (a shell call's ``environment``, a tool search's ``execution``,
+        when it carries one); its part lists (a message's ``content``, a reasoning item's ``content`` and
         ``summary``) hold parts of the types :meth:`_part_added` takes (``unknown_type``, unless unknown
         items are kept); a value of another type is ``envelope``. The ``status`` of a message, reasoning
         item or client call other than ``completed`` (``incomplete``, or one the route does not know)
@@ -616,6 +666,11 @@ class OpenAIResponsesAccumulator(RouteAccumulator):
             self._protocol("envelope")
             return False
         if item_type != item.type or (item_id and item.id and item_id != item.id):
+            self._protocol("item_mismatch")
+            return False
+        runner_field = _RUNNER_FIELDS.get(item_type)
+        if runner_field is not None and it.get(runner_field) is not None and _runner(it) != _runner(item.added):
+            # (who runs it was decided when it was added: a closed item that says otherwise is another item)
             self._protocol("item_mismatch")
             return False
         for field, role in _PART_LISTS.get(item_type, ()):
@@ -875,8 +930,25 @@ def _cut(item: _Item) -> bool:
     return status is not None and status not in _WHOLE_STATUSES
 
 
-def _hosted_environment(it: dict[str, Any]) -> bool:
-    """A ``shell_call`` whose ``environment`` is a container runs on OpenAI's side."""
+def _runner(it: dict[str, Any]) -> str:
+    """Who runs a ``shell_call`` or ``tool_search_call`` item: ``"client"``, ``"server"`` (OpenAI), ``"unknown"`` (a
+    value the route does not know) or ``"envelope"`` (a value of the wrong type). A shell call's ``environment`` is
+    ``null`` or absent (the client), ``{"type": "local"}`` or ``{"type": "container_reference", ...}`` (openai-python
+    ``ResponseFunctionShellToolCall.environment``); a tool search's ``execution`` is ``"client"`` or ``"server"``."""
+    if it.get("type") == "tool_search_call":
+        execution = it.get("execution")
+        return execution if execution == "client" or execution == "server" else "unknown"
     env = it.get("environment")
-    return env.__class__ is dict and env.get("type") == "container_reference"
+    if env is None:
+        return "client"
+    kind = env.get("type") if env.__class__ is dict else None
+    if kind.__class__ is not str:
+        return "envelope"
+    return _ENVIRONMENTS.get(kind, "unknown")
+
+
+#: The item types whose runner an item field says (:func:`_runner`) -> that field.
+_RUNNER_FIELDS = {"shell_call": "environment", "tool_search_call": "execution"}
+#: A shell call's ``environment.type`` -> who runs it.
+_ENVIRONMENTS = {"local": "client", "container_reference": "server"}
 
