@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.route_fixtures import check, outcome_of, sse
+from tests.route_fixtures import LOCAL, check, outcome_of, sse
 from webclient import Limits
 from webclient._routes import StopCategory
 from webclient._routes.gemini import PROMPT_BLOCK_REASONS, STOP_REASONS
@@ -245,3 +245,19 @@ def test_the_deferred_stop_holds_per_candidate() -> None:
     assert outcome_of(ROUTE, data) == ("truncated", "eof")
     result, _ = check(ROUTE, data + sse(chunk(RESULT, index=1), chunk({"text": "b"}, finish="STOP", index=1)))
     assert (result.outcome.value, [c.text for c in result.choices]) == ("complete", ["a", "b"])
+
+
+@pytest.mark.parametrize(("name", "answer", "parts"), [
+    ("test_google_model_builtin_code_execution_stream.interaction0",
+     "is **-428,330,955.97745**.", ["executableCode", "codeExecutionResult", "executableCode", "codeExecutionResult"]),
+    ("test_google_model_file_search_tool_stream.interaction3",
+     "The capital of France is Paris. A famous landmark in Paris is the Eiffel Tower.",
+     ["executableCode", "executableCode", "groundingMetadata"]),
+], ids=["code-execution", "file-search"])
+def test_the_recorded_hosted_code_streams_commit_the_answer_after_the_code(name: str, answer: str,
+                                                                            parts: list[str]) -> None:
+    data = (LOCAL / "pydantic-ai" / f"test_google__{name}.sse").read_bytes()
+    result, _ = check(ROUTE, data)
+    assert (result.outcome.value, result.stop_reason) == ("complete", "STOP")
+    assert result.text.endswith(answer)
+    assert [next(iter(item)) for item in result.items] == parts

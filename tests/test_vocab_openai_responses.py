@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from tests.route_fixtures import check, outcome_of, sse
+from tests.route_fixtures import LOCAL, check, outcome_of, sse
 from webclient import Limits
 from webclient._routes import StopCategory
 from webclient._routes.openai_responses import STOP_REASONS
@@ -537,6 +537,15 @@ def test_without_a_matching_entry_in_the_completed_response_the_item_fails_close
     assert result.items[0] == result.assistant_message[0] == {**list_tools(0), "tools": []}
     if stage == "item_mismatch":
         assert (result.stop_reason, result.telemetry.terminal_condition_seen) == (None, False)
+
+
+def test_the_recorded_three_server_stream_commits_every_servers_tool_list() -> None:
+    name = "test_openai_responses__test_openai_responses_model_mcp_list_tools_stream_backfills_missing_results"
+    result, _ = check(ROUTE, (LOCAL / "pydantic-ai" / f"{name}.interaction0.sse").read_bytes())
+    assert result.outcome.value == "complete"
+    lists = [item for item in result.items if item["type"] == "mcp_list_tools"]
+    assert [item["server_label"] for item in lists] == ["deepwiki", "microsoft_learn", "gitmcp"]
+    assert all(item["tools"] for item in lists)  # (the first two as response.completed lists them: added empty)
 
 
 def test_a_completed_progress_event_closes_nothing_but_a_hosted_item() -> None:
