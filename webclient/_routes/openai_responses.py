@@ -556,7 +556,7 @@ class OpenAIResponsesAccumulator(RouteAccumulator):
             if not self._unknown():
                 return
             role = "hosted"
-        elif role == "call:shell" or role == "call:tool_search":
+        elif item_type in _RUNNER_FIELDS:  # a shell call or a tool search: who runs it decides its role
             runner = _runner(it)
             if runner == "envelope":
                 self._protocol("envelope")
@@ -947,7 +947,8 @@ def _runner(it: dict[str, Any]) -> str:
     return _ENVIRONMENTS.get(kind, "unknown")
 
 
-#: The item types whose runner an item field says (:func:`_runner`) -> that field.
+#: The item types whose runner an item field says (:func:`_runner`) -> that field: the client's calls, unless
+#: OpenAI runs them (then hosted items).
 _RUNNER_FIELDS = {"shell_call": "environment", "tool_search_call": "execution"}
 #: A shell call's ``environment.type`` -> who runs it.
 _ENVIRONMENTS = {"local": "client", "container_reference": "server"}
