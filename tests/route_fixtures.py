@@ -175,6 +175,14 @@ def _pydantic(cassette: str, interaction: int, route: str, outcome: str, stop_re
                      root=LOCAL)
 
 
+def _simonw(repository: str, cassette: str, interaction: int, route: str, outcome: str,
+            stop_reason: str | None = None) -> Recording:
+    """A stream body from a VCR cassette of Simon Willison's ``llm`` or one of its plugins (``repository``: ``llm``,
+    ``llm-anthropic`` ...), raw SSE, named ``<repository>__<cassette>.interaction<N>.sse``."""
+    return Recording(f"simonw-llm/{repository}__{cassette}.interaction{interaction}.sse", route, outcome, stop_reason,
+                     root=LOCAL)
+
+
 #: Recordings copied into this repository (``tests/recordings/SOURCES.md``: provenance, licence): vercel/ai's
 #: fixtures of shapes the shared set lacks (programmatic tool calling and tool search on both typed routes, code
 #: execution, MCP, advisor, Gemini streamed arguments without their closing part). Framed as the shared
@@ -295,6 +303,38 @@ LOCAL_CATALOG: tuple[Recording, ...] = (
     _pydantic("test_openrouter_streaming_reasoning", 0, CHAT, "complete", "stop", "test_openrouter"),
     _pydantic("test_openrouter_web_search_annotations_stream", 0, CHAT, "complete", "stop", "test_openrouter"),
     _pydantic("test_openrouter_web_search_tool_usage_stream", 0, CHAT, "complete", "stop", "test_openrouter"),
+    # Simon Willison's llm and its plugins (Apache-2.0), 2024-2026: a refusal, server tools called from code, citations,
+    # a stop sequence, the oldest Anthropic shape; Responses without sequence numbers; Chat through OpenRouter.
+    _simonw("llm-anthropic", "test_async_prompt", 1, ANTHROPIC, "complete", "end_turn"),
+    _simonw("llm-anthropic", "test_code_execution", 0, ANTHROPIC, "complete", "end_turn"),
+    _simonw("llm-anthropic", "test_mcp_server_side_tool", 0, ANTHROPIC, "complete", "end_turn"),
+    _simonw("llm-anthropic", "test_prompt_with_prefill_and_stop_sequences", 0, ANTHROPIC, "complete", "stop_sequence"),
+    # A refusal: no content block, stop_reason "refusal" with stop_details; a complete answer (route-contracts.md).
+    _simonw("llm-anthropic", "test_refusal_raises", 0, ANTHROPIC, "complete", "refusal"),
+    _simonw("llm-anthropic", "test_schema_prompt_async", 0, ANTHROPIC, "complete", "end_turn"),
+    _simonw("llm-anthropic", "test_thinking_prompt", 0, ANTHROPIC, "complete", "end_turn"),
+    _simonw("llm-anthropic", "test_tools", 0, ANTHROPIC, "complete", "tool_use"),
+    _simonw("llm-anthropic", "test_web_fetch", 0, ANTHROPIC, "complete", "end_turn"),
+    _simonw("llm-anthropic", "test_web_search", 0, ANTHROPIC, "complete", "end_turn"),
+    _simonw("llm-anthropic", "test_web_search_server_side_tool", 0, ANTHROPIC, "complete", "end_turn"),
+    _simonw("llm-claude-3", "test_prompt", 0, ANTHROPIC, "complete", "end_turn"),
+    _simonw("llm", "test_async_model", 0, RESPONSES, "complete", "completed"),
+    _simonw("llm", "test_async_model_schema", 0, RESPONSES, "complete", "completed"),
+    _simonw("llm", "test_responses_basic_streaming", 0, RESPONSES, "complete", "completed"),
+    _simonw("llm", "test_responses_tool_use_streaming", 0, RESPONSES, "complete", "completed"),
+    _simonw("llm", "test_responses_tool_use_streaming", 1, RESPONSES, "complete", "completed"),
+    _simonw("llm", "test_tools", 0, RESPONSES, "complete", "completed"),
+    _simonw("llm-openrouter", "test_reasoning", 1, RESPONSES, "complete", "completed"),
+    _simonw("llm", "test_tool_use_basic", 0, CHAT, "complete", "tool_calls"),
+    _simonw("llm", "test_tool_use_basic", 1, CHAT, "complete", "stop"),
+    # Kimi K2 through OpenRouter: a tool call, then [DONE] without any finish_reason: never a complete answer.
+    _simonw("llm", "test_tools_streaming_variant_a", 0, CHAT, "truncated"),
+    _simonw("llm", "test_tools_streaming_variant_a", 1, CHAT, "complete", "stop"),
+    _simonw("llm", "test_tools_streaming_variant_c", 1, CHAT, "complete", "stop"),
+    # Claude through OpenRouter (2024) passes Anthropic's end_turn as the Chat finish reason: unknown to the route.
+    _simonw("llm-openrouter", "test_image_prompt", 1, CHAT, "protocol_error"),
+    _simonw("llm-openrouter", "test_prompt", 1, CHAT, "complete", "stop"),
+    _simonw("llm-openrouter", "test_tool_calls", 1, CHAT, "complete", "tool_calls"),
 )
 
 

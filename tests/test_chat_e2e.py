@@ -488,6 +488,11 @@ OUTCOME_CASES: dict[str, tuple[dict[str, Any], str]] = {
     "cancel": ({"outcome": "cancelled", "stage": "caller"}, "You stopped the answer."),
     "complete": ({"outcome": "complete", "stage": None}, "The answer is complete and verified."),
     "refusal": ({"outcome": "complete", "stage": None, "refusal": "No."}, "declined to answer"),
+    # Anthropic declines with a stop reason (and says why in the message's stop details), not a refusal channel.
+    "refusal stop (Anthropic)": ({"outcome": "complete", "stage": None, "route": "anthropic-messages",
+                                  "stop_reason": "refusal", "details": {"stop_details": {
+                                      "type": "refusal", "category": "cyber", "explanation": None}}},
+                                 "declined to answer"),
 }
 
 
@@ -505,8 +510,12 @@ def test_every_outcome_and_stop_reason_gets_its_own_plain_sentence_with_details_
         assert expected in sentence, f"{name}: {sentence!r}"
         assert "_" not in sentence, f"{name}: a developer token in {sentence!r}"
     # Different causes never read the same.
-    distinct = {said[name]["sentence"] for name in OUTCOME_CASES if name not in ("filter stop (Gemini)",)}
-    assert len(distinct) == len(OUTCOME_CASES) - 1
+    same_cause = ("filter stop (Gemini)", "refusal stop (Anthropic)")
+    distinct = {said[name]["sentence"] for name in OUTCOME_CASES if name not in same_cause}
+    assert len(distinct) == len(OUTCOME_CASES) - len(same_cause)
+    assert said["refusal stop (Anthropic)"]["label"] == said["refusal"]["label"] == "✓ Complete · the model declined"
+    assert dict(said["refusal stop (Anthropic)"]["technical"])["Refusal category"] == "cyber"
+    assert "Refusal category" not in dict(said["refusal"]["technical"])
     technical = dict(said["HTTP 502"]["technical"])
     assert technical["Outcome"] == "protocol_error" and technical["Stage"] == "status"
     assert technical["HTTP status"] == "502"

@@ -1590,14 +1590,16 @@ def test_canary_rewrite_plants_the_canary_in_the_blocks_an_anthropic_message_sta
         {"type": "message_delta", "delta": {"stop_reason": "tool_use"}}, {"type": "message_stop"}])
     canary = Canary.from_seed(12)
     planted, counts = canary_capture(data, "anthropic-messages", canary)
-    # the result's stdout and stderr and the MCP call's server name are kept content; the two inputs arguments
-    assert counts == {"text": 3, "tool_arguments": 2, "error": 0, "kept": 3}
+    # the result's stdout and stderr, the MCP call's server name and the message's container (its expiry: the id
+    # stays) are kept content; the two inputs arguments
+    assert counts == {"text": 3, "tool_arguments": 2, "error": 0, "kept": 4}
     for word in (b"alpha", b"beta", b"gamma", b"delta-arg", b"epsilon", b"zeta", b"eta-input"):
         assert word not in planted
     assert b'"signature":"sig-1"' in planted and b"srvtoolu_1" in planted  # signatures and ids as they came
     result = replay("anthropic-messages", [planted]).result
     assert result is not None and result.committed
     assert result.text == canary.value * 2 and result.reasoning == canary.value
+    assert result.details == {"container": {"id": "container_011CWHPPTDTn1XufeRB9uHeH", "expires_at": canary.value}}
     assert [c.arguments for c in result.tool_calls] == [{"player": canary.value}]
     report = run_check("anthropic-messages", data)
     assert report.exit_code == 0, [c.to_dict() for c in report.checks if not c.passed]

@@ -318,6 +318,14 @@ def test_scenario_on_openai_chat_shows_provisional_text_commits_only_when_comple
 # --- all four routes -----------------------------------------------------------------------------------------
 
 
+def test_an_anthropic_refusal_stop_reads_as_declined_and_its_text_is_the_committed_answer(chat: Any) -> None:
+    # Anthropic has no refusal channel: the model's words are text and the stop reason says it declined.
+    attempt = run(chat, "anthropic-messages", "refusal")
+    assert attempt.outcome == "complete"
+    assert "The model declined to answer this request." in attempt.sentence
+    assert "I can't help with" in attempt.committed
+
+
 @pytest.mark.parametrize("route", ROUTES)
 def test_plain_and_tool_answers_commit_on_every_route(chat: Any, route: str) -> None:
     turns = chat.locator(".turn").count()

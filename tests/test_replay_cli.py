@@ -34,7 +34,7 @@ def test_output_has_exactly_the_contract_keys(capsys: pytest.CaptureFixture[str]
     assert code == 0
     assert list(out) == ["route", "outcome", "stage", "http_status", "stop_reason", "committed", "text", "refusal",
                          "reasoning", "usage", "provider_error", "tool_calls", "choices", "items", "assistant_message",
-                         "response_id", "model", "citations", "logprobs", "resume",
+                         "response_id", "model", "citations", "logprobs", "resume", "details",
                          "telemetry"]
     assert (out["outcome"], out["stage"], out["stop_reason"], out["committed"]) == ("complete", None, "tool_calls",
                                                                                      True)

@@ -29,7 +29,7 @@ from webclient._updates import (
 
 RESULT_KEYS = ["route", "outcome", "stage", "http_status", "stop_reason", "committed", "text", "refusal", "reasoning",
                "usage", "provider_error", "tool_calls", "choices", "items", "assistant_message", "response_id",
-               "model", "citations", "logprobs", "resume", "telemetry"]
+               "model", "citations", "logprobs", "resume", "details", "telemetry"]
 CHOICE_KEYS = ["index", "text", "refusal", "reasoning", "stop_reason", "tool_calls", "items", "citations", "logprobs",
                "assistant_message"]
 CALL_KEYS = ["call", "id", "name", "kind", "state", "arguments", "input", "ready"]

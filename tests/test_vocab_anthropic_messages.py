@@ -9,11 +9,12 @@ anthropic-sdk-python 2.16.0 (``src/anthropic/types/`` and ``types/beta/``). Each
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
 
-from tests.route_fixtures import check, outcome_of, replay, sse
+from tests.route_fixtures import LOCAL, check, outcome_of, replay, sse
 from tests.test_route_anthropic_messages import block_start as start
 from tests.test_route_anthropic_messages import block_stop as stop
 from tests.test_route_anthropic_messages import delta
@@ -386,3 +387,137 @@ def test_a_server_call_without_input_deltas_has_the_input_it_started_with_and_de
     events = [start(0, preset), delta(0, type="input_json_delta", partial_json='{"query": "second"}'), stop(0)]
     result, _ = check(ROUTE, message(*events, *text(1, "Done.")))
     assert result.items == ({**preset, "input": {"query": "second"}},)
+
+
+# -- message-level details (Message / MessageDeltaEvent: stop_sequence, stop_details, container) ----------------
+
+REFUSAL_DETAILS = {"type": "refusal", "category": "cyber", "explanation": "Blocked.",
+                   "fallback_credit_token": "tok_1"}
+CONTAINER = {"id": "container_011", "expires_at": "2026-08-04T21:59:53.096637Z"}
+
+
+def with_deltas(*deltas: dict[str, Any]) -> bytes:
+    """A text block, then one message_delta per entry of ``deltas`` (its ``delta``, and any top-level keys after
+    ``_top``), then message_stop."""
+    tail = []
+    for d in deltas:
+        top = d.pop("_top", {"usage": {"output_tokens": 3}})
+        tail.append({"type": "message_delta", "delta": d, **top})
+    return sse(*((e["type"], e) for e in [START, *text(0, "Hi"), *tail, {"type": "message_stop"}]))
+
+
+def test_a_refusal_keeps_its_stop_details_for_the_caller_and_the_answer_still_commits() -> None:
+    result, _ = check(ROUTE, with_deltas({"stop_reason": "refusal", "stop_sequence": None,
+                                          "stop_details": REFUSAL_DETAILS}))
+    assert (result.outcome.value, result.stop_reason, result.details) == ("complete", "refusal",
+                                                                          {"stop_details": REFUSAL_DETAILS})
+    assert "details" not in result.telemetry.to_dict() and "Blocked" not in repr(result.telemetry)
+
+
+def test_the_stop_sequence_and_the_container_are_kept_and_each_delta_sets_the_stop_fields_again() -> None:
+    # As the SDK's snapshot: stop_sequence and stop_details follow the latest message_delta (left out: null); a
+    # container stays until another replaces it.
+    result, _ = check(ROUTE, with_deltas({"stop_reason": "pause_turn", "stop_details": REFUSAL_DETAILS,
+                                          "container": CONTAINER},
+                                         {"stop_reason": "stop_sequence", "stop_sequence": "```"}))
+    assert result.details == {"container": CONTAINER, "stop_sequence": "```"}
+    sequence_dropped, _ = check(ROUTE, with_deltas({"stop_reason": "pause_turn", "stop_sequence": "```"},
+                                                   {"stop_reason": "end_turn"}))
+    assert sequence_dropped.details is None
+    newer = {**CONTAINER, "id": "container_012"}
+    replaced, _ = check(ROUTE, with_deltas({"stop_reason": "end_turn", "container": CONTAINER},
+                                           {"stop_reason": "end_turn", "container": newer,
+                                            "_top": {"usage": {"output_tokens": 3},
+                                                     "context_management": {"applied_edits": []}}}))
+    assert replaced.details == {"container": newer, "context_management": {"applied_edits": []}}
+    plain, _ = check(ROUTE, message(*text(0, "Hi")))
+    assert plain.details is None and plain.to_dict()["details"] is None
+
+
+def test_details_the_message_starts_with_are_kept_until_a_delta_changes_them() -> None:
+    started = {**START, "message": {**START["message"], "container": CONTAINER, "stop_sequence": None}}
+    data = sse(*((e["type"], e) for e in [started, *text(0, "Hi"),
+                                          {"type": "message_delta", "delta": {"stop_reason": "end_turn"},
+                                           "usage": {"output_tokens": 3}}, {"type": "message_stop"}]))
+    result, _ = check(ROUTE, data)
+    assert (result.outcome.value, result.details) == ("complete", {"container": CONTAINER})
+
+
+@pytest.mark.parametrize(("key", "value"), [("stop_sequence", 5), ("stop_sequence", ["x"]), ("stop_details", "x"),
+                                            ("stop_details", []), ("container", "container_011")])
+def test_a_detail_of_the_wrong_type_is_envelope_and_nothing_after_it_is_taken(key: str, value: Any) -> None:
+    # A valid detail after it (context_management comes last) and the delta's usage are not taken either.
+    result, _ = check(ROUTE, with_deltas({"stop_reason": "end_turn", key: value, "_top": {
+        "usage": {"output_tokens": 3}, "context_management": {"applied_edits": []}}}))
+    assert (result.outcome.value, result.stage, result.details) == ("protocol_error", "envelope", None)
+    assert result.usage is not None and result.usage["output_tokens"] == START["message"]["usage"]["output_tokens"]
+
+
+def test_a_message_that_starts_with_a_detail_of_the_wrong_type_takes_none_of_its_blocks() -> None:
+    started = {**START, "message": {**START["message"], "container": "container_011",
+                                    "content": [{"type": "text", "text": "Hi"}]}}
+    result, _ = check(ROUTE, sse(("message_start", started), ("message_stop", {"type": "message_stop"})))
+    assert (result.outcome.value, result.stage, result.text, result.details) == ("protocol_error", "envelope", "",
+                                                                                  None)
+
+
+def test_a_detail_counts_against_the_item_ceiling_by_its_size_and_a_replaced_one_is_released() -> None:
+    big = {**CONTAINER, "id": "container_" + "1" * 200}  # (larger than the usage object, charged the same way)
+    size = len(json.dumps(big))  # (its JSON length, as json.dumps writes it)
+    later = {"usage": {"output_tokens": 3}, "context_management": {"applied_edits": []}}  # (refused with it)
+    data = with_deltas(*({"stop_reason": "end_turn", "container": big, "_top": later} for _ in range(50)))
+    assert outcome_of(ROUTE, data, limits=Limits(max_item_chars=size)) == ("complete", None)
+    over, _ = check(ROUTE, data, limits=Limits(max_item_chars=size - 1))
+    assert (over.outcome.value, over.stage, over.details) == ("buffer_limit", "items", None)  # nothing kept
+    # Retained: the 50th container costs what the first did, since each replaces the one before.
+    once = with_deltas({"stop_reason": "end_turn", "container": big, "_top": later})
+    need = replay(ROUTE, [once]).retained_chars
+    assert outcome_of(ROUTE, data, limits=Limits(max_retained_chars=need)) == ("complete", None)
+    # The container trips it (the context management after it would still fit, and is not taken).
+    short, _ = check(ROUTE, once, limits=Limits(max_retained_chars=need - len(json.dumps(later["context_management"]))
+                                                 - 1))
+    assert (short.outcome.value, short.stage, short.details) == ("buffer_limit", "retained", None)
+
+
+def test_a_detail_a_later_delta_removes_is_no_longer_charged() -> None:
+    dropped = with_deltas({"stop_reason": "pause_turn", "stop_details": {**REFUSAL_DETAILS, "explanation": "x" * 500}},
+                          {"stop_reason": "end_turn"})
+    never = with_deltas({"stop_reason": "pause_turn"}, {"stop_reason": "end_turn"})
+    session = replay(ROUTE, [dropped])
+    assert session.result is not None and session.result.details is None
+    assert session.retained_chars == replay(ROUTE, [never]).retained_chars
+
+
+@pytest.mark.parametrize("top", [{"usage": {"output_tokens": 3}}, {}], ids=["with-usage", "without-usage"])
+def test_an_unpaired_surrogate_in_a_detail_keeps_the_answer_from_committing(top: dict[str, Any]) -> None:
+    details = {**REFUSAL_DETAILS, "explanation": "\\ud800"}
+    data = with_deltas({"stop_reason": "refusal", "stop_details": details, "_top": top})
+    result, _ = check(ROUTE, data.replace(b"\\\\ud800", b"\\ud800"))
+    assert (result.outcome.value, result.stage) == ("payload_error", "unpaired_surrogate")
+    assert result.details == {"stop_details": {**REFUSAL_DETAILS, "explanation": "\ufffd"}}  # shown, encodable
+
+
+# -- recorded (simonw/llm-anthropic, Apache-2.0) ------------------------------------------------------------------
+
+
+def _recorded(name: str) -> bytes:
+    return (LOCAL / "simonw-llm" / f"llm-anthropic__{name}.sse").read_bytes()
+
+
+def test_two_recorded_parallel_tool_calls_with_empty_input_fragments_both_become_ready_in_order() -> None:
+    # Text, then two tool_use blocks for the same tool, each with one input_json_delta of "" (an empty input is {}).
+    result, updates = check(ROUTE, _recorded("test_tools.interaction0"), tools={"pelican_name_generator": {}})
+    assert (result.outcome.value, result.stop_reason) == ("complete", "tool_use")
+    assert [(c.name, c.arguments, c.ready) for c in result.tool_calls] == [("pelican_name_generator", {}, True)] * 2
+    assert len({c.id for c in result.tool_calls}) == 2
+    assert [b["type"] for b in result.assistant_message["content"]] == ["text", "tool_use", "tool_use"]
+    # One call after the other, each validated as its block stops; ready only at the commit.
+    assert [(u["call"], u["state"], u["ready"]) for u in updates if u["kind"] == "tool_call"] == [
+        (n, state, False) for n in (0, 1) for state in ("streaming", "closed", "valid")]
+
+
+def test_the_recorded_refusal_commits_no_text_and_keeps_why_in_its_details() -> None:
+    result, _ = check(ROUTE, _recorded("test_refusal_raises.interaction0"))
+    assert (result.outcome.value, result.stop_reason, result.text, result.tool_calls) == ("complete", "refusal", "",
+                                                                                          ())
+    assert result.details is not None and result.details["stop_details"]["category"] == "reasoning_extraction"

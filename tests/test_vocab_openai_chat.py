@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from tests.route_fixtures import check, outcome_of, replay, sse
+from tests.route_fixtures import LOCAL, check, outcome_of, replay, sse
 from webclient import Limits
 from webclient._limits import ENTRY_CHARS
 from webclient._routes import StopCategory
@@ -460,3 +460,30 @@ def test_content_that_is_neither_a_string_nor_a_list_of_chunks_is_envelope_even_
 def test_empty_content_of_either_form_adds_nothing() -> None:
     result, _ = check(ROUTE, mistral("a", "", [], [{"type": "text", "text": ""}], [thinking("")], "b"))
     assert (result.outcome.value, result.text, result.reasoning) == ("complete", "ab", "")
+
+
+def _recorded(name: str) -> bytes:
+    return (LOCAL / "simonw-llm" / f"{name}.sse").read_bytes()
+
+
+def test_anthropic_s_end_turn_passed_through_a_gateway_commits_only_when_the_caller_accepts_it() -> None:
+    # Claude through OpenRouter (2024, simonw/llm-openrouter): the Chat finish reason is Anthropic's own end_turn,
+    # which this route does not know. The text is there, and still it is not a complete answer by default.
+    data = _recorded("llm-openrouter__test_image_prompt.interaction1")
+    result, _ = check(ROUTE, data)
+    assert (result.outcome.value, result.stage, result.stop_reason) == ("protocol_error", "unrecognized_stop",
+                                                                       "end_turn")
+    assert not result.committed and result.text
+    accepted = {*(r for r, c in STOP_REASONS.items() if c is StopCategory.SUCCESS), "end_turn"}
+    opted_in, _ = check(ROUTE, data, accepted_stop_reasons=accepted)
+    assert (opted_in.outcome.value, opted_in.stop_reason, opted_in.text) == ("complete", "end_turn", result.text)
+
+
+def test_a_tool_call_whose_stream_never_sends_a_finish_reason_is_never_ready() -> None:
+    # Kimi K2 through OpenRouter (simonw/llm): the call's header twice (arguments "" then "{}"), then [DONE] with no
+    # finish_reason anywhere. One call, its name taken once, and the attempt is truncated: nothing may run.
+    result, _ = check(ROUTE, _recorded("llm__test_tools_streaming_variant_a.interaction0"))
+    assert (result.outcome.value, result.stage, result.stop_reason) == ("truncated", "missing_stop", None)
+    assert [(c.name, c.input_text, c.state, c.ready) for c in result.tool_calls] == [
+        ("llm_version", "{}", "streaming", False)]  # never closed, so never validated
+    assert result.telemetry.open_payload_accumulator_count == 2  # the choice and its call

@@ -115,7 +115,7 @@ CHECKS: tuple[str, ...] = ("whole", "split", "multisplit", "eof", "oversized", "
 COMPARED_FIELDS: tuple[str, ...] = ("outcome", "stage", "stop_reason", "committed", "text", "refusal",
                                     "reasoning", "tool_calls", "choices", "usage", "provider_error", "items",
                                     "assistant_message", "response_id", "model", "citations", "logprobs",
-                                    "telemetry")
+                                    "details", "telemetry")
 
 #: Telemetry fields that legitimately depend on chunking.
 CHUNKING_DEPENDENT_TELEMETRY: tuple[str, ...] = ("chunk_count",)
@@ -810,10 +810,11 @@ def _responses_kept(obj: Any, line: int, out: _SlotSink) -> None:
 
 def _anthropic_kept(obj: Any, line: int, out: _SlotSink) -> None:
     """Anthropic: server tool result and compaction blocks, a text block's ``citations``, a
-    ``citations_delta``'s citation and a ``compaction_delta``'s strings; and what the route keeps
+    ``citations_delta``'s citation and a ``compaction_delta``'s strings, the message's details (stop sequence, stop
+    details, container, context management); and what the route keeps
     only with ``keep_unknown_items`` or never reads: blocks and deltas of types it does not know,
     and events of types it does not handle."""
-    from ._routes.anthropic_messages import DELTA_TARGETS  # deferred, as in _known
+    from ._routes.anthropic_messages import DELTA_TARGETS, MESSAGE_DETAILS  # deferred, as in _known
 
     if not isinstance(obj, dict):
         return
@@ -828,6 +829,14 @@ def _anthropic_kept(obj: Any, line: int, out: _SlotSink) -> None:
         started = _started_blocks(obj)
         for index in range(len(started)):
             _anthropic_kept_block(started, index, types, line, out)
+    if kind in ("message_start", "message_delta"):  # the result's details: the message's, the delta's and the event's
+        holders = (obj.get("message"),) if kind == "message_start" else (delta, obj)
+        for holder in holders:
+            if not isinstance(holder, dict):
+                continue
+            for key, kinds in MESSAGE_DETAILS:
+                if holder.get(key).__class__ in kinds:
+                    _kept(holder, key, line, out)
     if isinstance(delta, dict):
         delta_type = _type_name(delta)
         if delta_type == "citations_delta" and "citation" in delta:
@@ -1550,6 +1559,7 @@ def _content_of(result: StreamResult) -> str:
         texts.append(json.dumps([choice.items, choice.citations, choice.logprobs], ensure_ascii=False))
     texts.extend(call.input_text for call in result.tool_calls)
     texts.append(json.dumps(result.assistant_message, ensure_ascii=False))  # what goes back as it came
+    texts.append(json.dumps(result.details, ensure_ascii=False))
     return "\n".join(texts)
 
 

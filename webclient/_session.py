@@ -490,10 +490,10 @@ class StreamSession:
                 name, outcome, stage, status, route_acc.stop_reason, complete, first.text, first.refusal,
                 first.reasoning, first.tool_calls, route_acc.usage, route_acc.provider_error, choices, telemetry,
                 first.items, first.assistant_message, route_acc.response_id, route_acc.model, first.citations,
-                first.logprobs, resume,
+                first.logprobs, resume, route_acc.details,
             )
         return new_result(
             name, outcome, stage, status, route_acc.stop_reason, complete, "", "", "", (), route_acc.usage,
             route_acc.provider_error, choices, telemetry, (), None, route_acc.response_id, route_acc.model, (),
-            None, resume,
+            None, resume, route_acc.details,
         )

@@ -222,12 +222,17 @@ class StreamResult:
     #: Where a later stream may continue this unfinished answer (``StreamSession.resume``): the response id
     #: and the last sequence number delivered (``openai-responses``), else ``None``.
     resume: ResumePoint | None = None
+    #: The message-level facts the provider sent beside the content, verbatim, for the caller and the next request
+    #: (``anthropic-messages``: ``stop_sequence``, the matched stop sequence; ``stop_details``, a refusal's
+    #: ``category`` and ``explanation`` and the fallback credit; ``container``, the code execution container to
+    #: reuse; ``context_management``), only the keys the stream set, else ``None``.
+    details: JSON = None
 
     def to_dict(self) -> dict[str, Any]:
         """The one full serializer of a result (``replay`` prints it; the JS kit passes it on):
         ``route, outcome, stage, http_status, stop_reason, committed, text, refusal, reasoning, usage,
         provider_error, tool_calls, choices, items, assistant_message, response_id, model, citations,
-        logprobs, resume, telemetry``."""
+        logprobs, resume, details, telemetry``."""
         return {
             "route": self.route,
             "outcome": self.outcome.value,
@@ -249,6 +254,7 @@ class StreamResult:
             "citations": list(self.citations),
             "logprobs": self.logprobs,
             "resume": None if self.resume is None else self.resume.to_dict(),
+            "details": self.details,
             "telemetry": self.telemetry.to_dict(),
         }
 
@@ -334,7 +340,7 @@ Update = TextDelta | ToolInputDelta | ToolCallUpdate | Committed | Failed
 
 def shown_result(result: StreamResult) -> StreamResult:
     """``result``, one that does not commit, with every stop reason and every object it kept verbatim
-    (items, citations, logprobs, usage, the assistant message) shown without a surrogate
+    (items, citations, logprobs, usage, the assistant message, the details) shown without a surrogate
     (:func:`~webclient._values.shown_value`), as its texts and tool inputs already are: the session
     builds it when the result would not encode otherwise (a lone surrogate escaped in a refused stop
     reason, or in an object kept before the attempt failed)."""
@@ -345,7 +351,8 @@ def shown_result(result: StreamResult) -> StreamResult:
         for c in result.choices)
     return replace(result, stop_reason=shown_value(result.stop_reason), usage=shown_value(result.usage),
                    choices=choices, items=shown_value(result.items), citations=shown_value(result.citations),
-                   logprobs=shown_value(result.logprobs), assistant_message=shown_value(result.assistant_message))
+                   logprobs=shown_value(result.logprobs), assistant_message=shown_value(result.assistant_message),
+                   details=shown_value(result.details))
 
 
 #: Positional constructors (:func:`slot_builder`) of the objects every response builds.

@@ -316,4 +316,7 @@ export interface StreamResult {
   logprobs?: JSONValue | null;
   // From the resume work: where an interrupted Responses stream can be resumed.
   resume?: { response_id: string; sequence_number: number } | null;
+  /** Anthropic's message-level facts, verbatim: stop_sequence, stop_details (a refusal's category and
+   *  explanation), container, context_management; null when there are none and on other routes. */
+  details?: JSONObject | null;
 }

@@ -165,8 +165,14 @@ function failureSentence(result, deadlines) {
   }
 }
 
+/** Whether a complete answer is the model declining: a refusal channel's text (Chat, Responses), or Anthropic's
+ * `refusal` stop reason (its text, if any, is the answer; `details.stop_details` says why). */
+function declined(result) {
+  return Boolean(result.refusal) || result.stop_reason === "refusal";
+}
+
 function completeSentence(result) {
-  if (result.refusal) return "The model declined to answer this request.";
+  if (declined(result)) return "The model declined to answer this request.";
   const calls = result.tool_calls?.length ?? 0;
   if (calls) {
     const [what, them] = calls === 1 ? ["a tool", "it"] : [`${calls} tools`, "them"];
@@ -192,7 +198,7 @@ export function describeOutcome(result, { deadlines = {}, shownText = false } = 
   let tone;
   if (result.outcome === "complete") {
     sentence = completeSentence(result);
-    label = result.refusal ? "✓ Complete · the model declined" : "✓ Complete · verified and committed";
+    label = declined(result) ? "✓ Complete · the model declined" : "✓ Complete · verified and committed";
     tone = "ok";
   } else {
     sentence = failureSentence(result, deadlines);
@@ -221,5 +227,7 @@ export function describeOutcome(result, { deadlines = {}, shownText = false } = 
     ["Retry advice", telemetry.retry_decision ?? "—"],
     ["Request id", telemetry.request_id ?? "—"],
   ];
+  const stopDetails = result.details?.stop_details;
+  if (stopDetails) technical.splice(3, 0, ["Refusal category", stopDetails.category ?? "—"]);
   return { sentence, label, tone, retry, technical };
 }

@@ -363,6 +363,7 @@ class RouteAccumulator:
         "_choices_key",
         "_citation_count",
         "_cross_check",
+        "_details",
         "_dispatch_key",
         "_done_ends",
         "_event_data",
@@ -451,6 +452,8 @@ class RouteAccumulator:
         self._usage_entries: dict[str, int] = {}
         # The data of the event the kept usage object came from (replacing usage: Chat, Responses, Gemini).
         self._usage_data = ""
+        # The message-level facts kept verbatim (_keep_detail), by key in the order they were first set.
+        self._details: dict[str, Any] = {}
         # Retained-object accounting: the current event's data and its sequence number, the
         # last event already charged, and the running totals (see _retain / _sign / _cite).
         self._event_data = ""
@@ -862,6 +865,35 @@ class RouteAccumulator:
             return False
         entries.update(charged)
         return True
+
+    def _keep_detail(self, key: str, value: object, kinds: tuple[type, ...] = (dict,)) -> bool:
+        """The message-level fact ``key`` (:attr:`details`) is now ``value``, kept verbatim; ``None`` removes it. A
+        value of another type than ``kinds`` is ``envelope``. Charged its JSON length, replacing what ``key`` was
+        charged before (ceilings: ``items`` for the one value, ``retained`` for the account). False on failure
+        (nothing changed then)."""
+        if value is None:
+            if key in self._details:
+                del self._details[key]
+                self._hold_as(("detail", key), 0)  # (a release: never fails)
+            return True
+        if value.__class__ not in kinds:
+            self._protocol("envelope")
+            return False
+        size = len(_dumps_text(value))
+        if size > self._max_items:
+            self._fail(Outcome.BUFFER_LIMIT, "items")
+            return False
+        if not self._hold_as(("detail", key), size):
+            return False
+        if may_hold_surrogate(self._event_data):
+            self.kept_odd = True
+        self._details[key] = value
+        return True
+
+    @property
+    def details(self) -> dict[str, Any] | None:
+        """The message-level facts kept (:attr:`~webclient.StreamResult.details`): a new dict, or ``None``."""
+        return dict(self._details) if self._details else None
 
     def kept_odd_values(self) -> bool:
         """Whether an object this accumulation keeps verbatim may hold an unpaired surrogate or a non-finite

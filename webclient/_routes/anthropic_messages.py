@@ -34,6 +34,10 @@ Wire facts (``route-contracts.md`` §3; vocabulary from anthropic-sdk-python 2.1
 * the assistant message is ``{"role": "assistant", "content": [blocks]}``: each block as it
   started, with its accumulated ``text`` (+ ``citations``), ``thinking`` + ``signature``, parsed
   ``input``, or compaction fields; ``redacted_thinking`` ``data`` and result blocks verbatim.
+* the result's ``details`` (:data:`MESSAGE_DETAILS`) are the message's ``stop_sequence``, ``stop_details`` (a
+  refusal's category and explanation, the fallback credit), ``container`` and ``context_management`` as the SDK's
+  snapshot keeps them: taken from ``message_start``'s message, then each ``message_delta`` sets the first two again
+  (left out: removed) and replaces the other two when it sends them. A value of another type is ``envelope``.
 * terminal: ``message_stop``, with the stop reason of the last ``message_delta`` (or the one the
   message started with, when no ``message_delta`` gave one; the SDK's snapshot starts from
   ``message_start``'s message). A block still
@@ -148,6 +152,15 @@ _STOP = re.compile(r'\{"type":"content_block_stop","index":(0|[1-9][0-9]{0,8})[ 
 _STOP_START = '{"type":"content_block_stop",'
 #: The JSON string scanner ``json.loads`` uses (strict: control characters refused).
 _scanstring: Callable[[str, int], tuple[str, int]] = json.decoder.scanstring  # type: ignore[attr-defined]
+
+
+#: The message-level facts kept in the result's ``details`` (``RouteAccumulator._keep_detail``), with the types each may
+#: have: ``Message`` / ``BetaMessage`` and ``MessageDeltaEvent``'s delta (``context_management``: the event's own).
+MESSAGE_DETAILS: tuple[tuple[str, tuple[type, ...]], ...] = (
+    ("stop_sequence", (str,)), ("stop_details", (dict,)), ("container", (dict,)), ("context_management", (dict,)))
+#: Those each ``message_delta`` sets even when it leaves them out (the SDK assigns ``delta.stop_sequence`` and
+#: ``delta.stop_details`` as they came).
+_REPLACED_BY_DELTA = frozenset({"stop_sequence", "stop_details"})
 
 
 class _Block:
@@ -307,6 +320,9 @@ class AnthropicMessagesAccumulator(RouteAccumulator):
             self._merge_usage(usage)
         if self.failure is not None:
             return
+        for key, kinds in MESSAGE_DETAILS:  # the snapshot starts from the message as it started
+            if not self._keep_detail(key, message.get(key), kinds):
+                return
         # Blocks the message starts with (programmatic tool calling: the message that carries the tool calls a
         # code execution made starts with them whole, and may end at once) are its first blocks, each taken as
         # its content_block_start and content_block_stop would be; streamed blocks follow at the next indexes.
@@ -326,6 +342,12 @@ class AnthropicMessagesAccumulator(RouteAccumulator):
             return
         if not self._stop_reason_of(delta):
             return
+        # As the SDK's snapshot: each message_delta sets the stop sequence and the stop details (absent: null); a
+        # container or context management it sends replaces the earlier one, and one it leaves out stays.
+        for key, kinds in MESSAGE_DETAILS:
+            value = (delta if key != "context_management" else obj).get(key)
+            if (value is not None or key in _REPLACED_BY_DELTA) and not self._keep_detail(key, value, kinds):
+                return
         usage = obj.get("usage")
         if usage.__class__ is dict:
             self._merge_usage(usage)
