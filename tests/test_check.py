@@ -2352,3 +2352,16 @@ def test_above_four_mib_the_finest_pattern_is_three_byte_chunks() -> None:
     bigger = big[:-1] + b"x\n"
     patterns = dict(cut_patterns(scan_capture(bigger, CHAT), 0, 0))
     assert "bytewise" not in patterns and patterns["chunk-size-3"][:2] == [3, 6]
+
+
+def test_canary_rewrite_plants_the_canary_in_groq_s_executed_tools_but_not_in_their_index_or_type() -> None:
+    from tests.route_fixtures import LOCAL
+
+    data = (LOCAL / "pydantic-ai" / "test_groq__test_groq_model_web_search_tool_stream.interaction0.sse").read_bytes()
+    canary = Canary.from_seed(3)
+    planted, _ = canary_capture(data, CHAT, canary)
+    result = replay(CHAT, [planted]).result
+    assert result is not None and result.committed
+    (tool,) = result.items[0]["executed_tools"]
+    assert (tool["index"], tool["type"]) == (0, "search")
+    assert canary.value in tool["output"] and canary.value in tool["arguments"]

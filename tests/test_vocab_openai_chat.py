@@ -487,3 +487,83 @@ def test_a_tool_call_whose_stream_never_sends_a_finish_reason_is_never_ready() -
     assert [(c.name, c.input_text, c.state, c.ready) for c in result.tool_calls] == [
         ("llm_version", "{}", "streaming", False)]  # never closed, so never validated
     assert result.telemetry.open_payload_accumulator_count == 2  # the choice and its call
+
+
+# -- Groq's executed_tools (compound models: tools the server ran) ------------------------------------------------
+
+SEARCH = {"index": 0, "type": "search", "arguments": '{"query": "weather"}', "search_results": {"results": []}}
+
+
+def test_groq_s_executed_tools_are_kept_as_items_one_per_index_the_later_entry_completing_the_earlier() -> None:
+    data = sse(chunk(ch(role="assistant", executed_tools=[SEARCH])),
+               chunk(ch(executed_tools=[{"index": 1, "type": "visit", "arguments": '{"url": "u"}'}])),
+               chunk(ch(executed_tools=[{**SEARCH, "output": "Sunny.", "search_results": "r"}])),
+               chunk(ch(content="It is sunny.")), chunk(ch(finish="stop")), "[DONE]")
+    result, _ = check(ROUTE, data)
+    assert (result.outcome.value, result.text, result.tool_calls) == ("complete", "It is sunny.", ())
+    assert result.items == ({"executed_tools": [{**SEARCH, "output": "Sunny.", "search_results": "r"}]},
+                            {"executed_tools": [{"index": 1, "type": "visit", "arguments": '{"url": "u"}'}]})
+    assert "executed_tools" not in result.assistant_message  # the server's record, not part of the turn
+
+
+def test_the_recorded_groq_web_search_keeps_its_search_with_the_output_that_came_second() -> None:
+    data = (LOCAL / "pydantic-ai" / "test_groq__test_groq_model_web_search_tool_stream.interaction0.sse").read_bytes()
+    result, _ = check(ROUTE, data)
+    assert result.outcome.value == "complete" and len(result.items) == 1
+    (tool,) = result.items[0]["executed_tools"]
+    assert (tool["index"], tool["type"]) == (0, "search") and json.loads(tool["arguments"])["query"]
+    assert tool["output"].startswith("Title: ")
+
+
+@pytest.mark.parametrize("entry", [[1], {"type": "search"}, {"index": -1, "type": "search"},
+                                   {"index": "0", "type": "search"}, {"index": 0}, {"index": 0, "type": 1}])
+def test_an_executed_tool_entry_without_an_integer_index_and_a_string_type_is_envelope(entry: Any) -> None:
+    data = sse(chunk(ch(executed_tools=[entry])), chunk(ch(content="a", finish="stop")), "[DONE]")
+    result, _ = check(ROUTE, data)
+    assert (result.outcome.value, result.stage, result.items) == ("protocol_error", "envelope", ())
+
+
+def test_an_executed_tool_whose_later_entry_names_another_type_is_item_mismatch() -> None:
+    data = sse(chunk(ch(executed_tools=[SEARCH])), chunk(ch(executed_tools=[{**SEARCH, "type": "python"}])),
+               chunk(ch(content="a", finish="stop")), "[DONE]")
+    result, _ = check(ROUTE, data)
+    assert (result.outcome.value, result.stage) == ("protocol_error", "item_mismatch")
+    assert result.items == ({"executed_tools": [SEARCH]},)
+
+
+def test_executed_tools_count_against_the_item_ceiling_and_nothing_of_a_refused_one_is_kept() -> None:
+    first = chunk(ch(executed_tools=[SEARCH]))
+    data = sse(first, chunk(ch(content="a", finish="stop")), "[DONE]")
+    size = len(json.dumps(first, separators=(",", ":")))  # the event's data, as sse() writes it
+    assert outcome_of(ROUTE, data, limits=Limits(max_item_chars=size)) == ("complete", None)
+    refused, _ = check(ROUTE, data, limits=Limits(max_item_chars=size - 1))
+    assert (refused.outcome.value, refused.stage, refused.items) == ("buffer_limit", "items", ())
+
+
+def test_executed_tools_after_the_finish_reason_are_not_read() -> None:
+    data = sse(chunk(ch(content="a", finish="stop")), chunk(ch(executed_tools=[SEARCH])), "[DONE]")
+    result, _ = check(ROUTE, data)
+    assert (result.outcome.value, result.items) == ("complete", ())
+
+
+def test_executed_tools_beside_annotations_are_both_taken_and_a_refused_annotation_takes_neither() -> None:
+    cite = {"type": "url_citation", "url_citation": {"url": "https://example.com", "title": "t"}}
+    both = sse(chunk(ch(annotations=[cite], executed_tools=[SEARCH])), chunk(ch(content="a", finish="stop")), "[DONE]")
+    result, _ = check(ROUTE, both)
+    assert (result.outcome.value, result.citations, result.items) == ("complete", (cite,),
+                                                                      ({"executed_tools": [SEARCH]},))
+    refused = sse(chunk(ch(annotations=["x"], executed_tools=[SEARCH])), chunk(ch(content="a", finish="stop")),
+                  "[DONE]")
+    failed, _ = check(ROUTE, refused)
+    assert (failed.outcome.value, failed.stage, failed.items) == ("protocol_error", "envelope", ())
+
+
+def test_a_new_executed_tool_costs_an_entry_and_its_later_entry_only_its_event() -> None:
+    second = chunk(ch(executed_tools=[{**SEARCH, "output": "Sunny."}]))
+    tail = (chunk(ch(content="a", finish="stop")), "[DONE]")
+    once = replay(ROUTE, [sse(chunk(ch(executed_tools=[SEARCH])), *tail)]).retained_chars
+    twice = replay(ROUTE, [sse(chunk(ch(executed_tools=[SEARCH])), second, *tail)]).retained_chars
+    none = replay(ROUTE, [sse(*tail)]).retained_chars
+    first_event = len(json.dumps(chunk(ch(executed_tools=[SEARCH])), separators=(",", ":")))
+    assert once - none == first_event + ENTRY_CHARS
+    assert twice - once == len(json.dumps(second, separators=(",", ":")))

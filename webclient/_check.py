@@ -707,7 +707,8 @@ def _unknown_type(value: Any, types: Mapping[str, str], *, part: bool) -> bool:
 
 def _chat_kept(obj: Any, line: int, out: _SlotSink) -> None:
     """Chat: a delta's ``annotations`` (citations), a choice's ``logprobs`` (their tokens), the streamed
-    text, summary or encrypted data of its OpenRouter ``reasoning_details`` (not their signatures), and what
+    text, summary or encrypted data of its OpenRouter ``reasoning_details`` (not their signatures), the fields of
+    Groq's ``executed_tools`` (not their index), and what
     the route keeps only with ``keep_unknown_items``: a delta's audio and images
     (:data:`~webclient._routes.openai_chat.UNREAD_CONTENT`), tool-call fragments and reasoning-detail entries
     of types it does not know."""
@@ -738,6 +739,12 @@ def _chat_kept(obj: Any, line: int, out: _SlotSink) -> None:
         for key in UNREAD_CONTENT:
             if delta.get(key):
                 _kept(delta, key, line, out)
+        executed = delta.get("executed_tools")
+        for entry in executed if isinstance(executed, list) else ():
+            if isinstance(entry, dict):  # a tool the server ran: all but its index and vocabulary
+                for key in entry:
+                    if key != "index" and not _vocabulary_key(key):
+                        _kept(entry, key, line, out)
         calls = delta.get("tool_calls")
         for index, call in enumerate(calls if isinstance(calls, list) else ()):
             kind = _type_name(call)

@@ -23,6 +23,10 @@ Wire facts (``route-contracts.md`` §1):
   attempt ends with the stop reason's outcome at ``[DONE]``.
 * a finished choice that gets a *different* finish reason that does not commit takes it (a
   ``stop`` re-finished with ``content_filter`` is filtered); other repeats are ignored.
+* ``delta.executed_tools`` (Groq's compound models: tools the server ran, such as a web search) are kept in the
+  choice's ``items``, one ``{"executed_tools": [tool]}`` per ``index``, each later entry's fields replacing the
+  earlier ones' (the output arrives in a second entry). Never calls to run; after the choice's ``finish_reason``
+  they are not read.
 * ``delta.annotations`` (OpenRouter, web search) are citations; ``choices[].logprobs`` content
   and refusal entries are kept per choice (item ceiling). Audio (``delta.audio``) and generated
   images (``delta.images``) are content this route does not accumulate: ``unknown_type``, unless
@@ -144,7 +148,7 @@ def _detail_index(detail: _Detail) -> int:
 class _Choice(ChoiceState):
     """Per-choice accumulation, plus how tool-call fragments find their call."""
 
-    __slots__ = ("by_id", "by_index", "details", "kept", "latest", "legacy", "logprobs")
+    __slots__ = ("by_id", "by_index", "details", "executed", "kept", "latest", "legacy", "logprobs")
 
     def __init__(self, index: int) -> None:
         super().__init__(index)
@@ -158,6 +162,8 @@ class _Choice(ChoiceState):
         self.kept: list[JSON] = []
         #: OpenRouter ``reasoning_details`` entries by (type, index), once a delta carried one.
         self.details: dict[tuple[str, int], _Detail] | None = None
+        #: Groq's ``executed_tools`` entries by ``index``, once a delta carried one.
+        self.executed: dict[int, dict[str, Any]] | None = None
 
 
 #: Delta fields that carry answer content in a form this route does not accumulate: OpenAI's audio
@@ -331,8 +337,38 @@ class OpenAIChatAccumulator(RouteAccumulator):
             if self.failure is not None:
                 return
         annotations = delta.get("annotations")
-        if annotations:
-            self._each(annotations, self._cite, st.citations)
+        if annotations and not self._each(annotations, self._cite, st.citations):
+            return
+        executed = delta.get("executed_tools")
+        if executed:
+            self._each(executed, self._executed_tool, st)
+
+    def _executed_tool(self, st: _Choice, entry: object) -> None:
+        """One ``executed_tools`` entry (Groq's compound models: a tool the server ran, such as a web search, with
+        its ``arguments``, ``output`` and ``search_results``). Entries of one ``index`` are one tool: each later
+        entry's fields replace the earlier ones' (the tool is sent as it starts, then again with its output). Kept
+        verbatim in the choice's ``items`` as ``{"executed_tools": [tool]}``, in ``index`` order (item ceiling, and
+        an entry's worth of ``retained`` for each tool): the server ran it, so it is never a call to run, and the
+        answer does not depend on its type. Anything but an object with a non-negative integer ``index`` and a
+        string ``type`` is ``envelope``; a later entry of one index naming another type is ``item_mismatch``."""
+        e: dict[str, Any] = entry if isinstance(entry, dict) else {}  # (not an object: no type, refused below)
+        index, kind = e.get("index"), e.get("type")
+        if index.__class__ is not int or index < 0 or kind.__class__ is not str:
+            self._protocol("envelope")
+            return
+        executed = st.executed
+        if executed is None:
+            executed = st.executed = {}
+        tool = executed.get(index)
+        if tool is not None and tool["type"] != kind:
+            self._protocol("item_mismatch")
+            return
+        if not self._retain() or (tool is None and not self._hold(ENTRY_CHARS)):
+            return
+        if tool is None:
+            executed[index] = dict(e)
+        else:
+            tool.update(e)
 
     def _detail(self, st: _Choice, entry: object) -> None:
         """One ``reasoning_details`` entry (:data:`DETAIL_FIELDS`): its streamed field's fragment joins the
@@ -553,5 +589,8 @@ class OpenAIChatAccumulator(RouteAccumulator):
             message["reasoning_content"] = st.reasoning.joined()
         if st.details:
             message["reasoning_details"] = [d.native() for d in sorted(st.details.values(), key=_detail_index)]
-        return {"items": tuple(st.kept), "citations": tuple(st.citations), "logprobs": st.logprobs,
+        items = tuple(st.kept)
+        if st.executed:
+            items += tuple({"executed_tools": [dict(st.executed[i])]} for i in sorted(st.executed))
+        return {"items": items, "citations": tuple(st.citations), "logprobs": st.logprobs,
                 "assistant_message": message}
