@@ -682,10 +682,10 @@ def _kept(container: Any, key: Any, line: int, out: _SlotSink) -> None:
     out.append(_Slot(container, key, "kept", None, line))
 
 
-def _kept_fields(obj: dict[str, Any], line: int, out: _SlotSink) -> None:
-    """Every field of ``obj`` but its vocabulary (an event or delta whose whole body is content)."""
+def _kept_fields(obj: dict[str, Any], line: int, out: _SlotSink, but: tuple[str, ...] = ()) -> None:
+    """Every field of ``obj`` but its vocabulary and ``but`` (an event or delta whose whole body is content)."""
     for key in obj:
-        if not _vocabulary_key(key):
+        if not _vocabulary_key(key) and key not in but:
             _kept(obj, key, line, out)
 
 
@@ -742,9 +742,7 @@ def _chat_kept(obj: Any, line: int, out: _SlotSink) -> None:
         executed = delta.get("executed_tools")
         for entry in executed if isinstance(executed, list) else ():
             if isinstance(entry, dict):  # a tool the server ran: all but its index and vocabulary
-                for key in entry:
-                    if key != "index" and not _vocabulary_key(key):
-                        _kept(entry, key, line, out)
+                _kept_fields(entry, line, out, but=("index",))
         calls = delta.get("tool_calls")
         for index, call in enumerate(calls if isinstance(calls, list) else ()):
             kind = _type_name(call)

@@ -866,7 +866,7 @@ class RouteAccumulator:
         entries.update(charged)
         return True
 
-    def _keep_detail(self, key: str, value: object, kinds: tuple[type, ...] = (dict,)) -> bool:
+    def _keep_detail(self, key: str, value: object, kinds: tuple[type, ...]) -> bool:
         """The message-level fact ``key`` (:attr:`details`) is now ``value``, kept verbatim; ``None`` removes it. A
         value of another type than ``kinds`` is ``envelope``. Charged its JSON length, replacing what ``key`` was
         charged before (ceilings: ``items`` for the one value, ``retained`` for the account). False on failure
